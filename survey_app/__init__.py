@@ -1,0 +1,74 @@
+"""A Flask app that collects yes/no survey answers under local differential privacy."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, render_template
+from flask_wtf.csrf import CSRFProtect
+from werkzeug.exceptions import HTTPException
+
+from . import db
+from .config import instance_secret_key, load_settings
+
+try:
+    __version__ = version("survey-app")
+except PackageNotFoundError:  # running from a checkout that was never installed
+    __version__ = "0.0.0+unknown"
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+csrf = CSRFProtect()
+
+
+def bundled_path(name: str) -> Path:
+    """templates/, static/ or examples/: inside an installed wheel, else the checkout's."""
+    inside = PACKAGE_DIR / name
+    return inside if inside.is_dir() else PACKAGE_DIR.parent / name
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """The application factory; ``config`` overrides defaults and the environment."""
+    app = Flask(
+        __name__,
+        template_folder=str(bundled_path("templates")),
+        static_folder=str(bundled_path("static")),
+    )
+    app.config.update(load_settings(config))
+    if not app.config["DATABASE"]:
+        app.config["DATABASE"] = str(Path(app.instance_path) / "survey.db")
+    if not app.config["SECRET_KEY"]:
+        app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
+    app.config.update(
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        PERMANENT_SESSION_LIFETIME=datetime.timedelta(days=365),
+        # A respondent may take a while over a survey; the token still dies with the session.
+        WTF_CSRF_TIME_LIMIT=24 * 3600,
+    )
+
+    db.init_app(app)
+    csrf.init_app(app)
+
+    from .cli import register_commands
+    from .health import bp as health_bp
+    from .respond import bp as respond_bp
+    from .security import add_security_headers
+
+    app.register_blueprint(respond_bp)
+    app.register_blueprint(health_bp)
+    app.after_request(add_security_headers)
+    app.register_error_handler(HTTPException, _render_http_error)
+    register_commands(app)
+    app.jinja_env.globals["app_version"] = __version__
+    return app
+
+
+def _render_http_error(error: HTTPException) -> tuple[str, int]:
+    """Plain pages for 404s and friends; never the request's data."""
+    page = render_template("error.html", title=error.name, message=error.description)
+    return page, error.code or 500

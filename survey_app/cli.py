@@ -1,0 +1,123 @@
+"""The ``survey-app`` command group. Commands stay thin: the work is in library modules.
+
+The commands are registered on ``app.cli``, so ``flask --app survey_app`` offers them too;
+``survey-app`` is that same group with the app preloaded and our own ``run``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TextIO
+
+import click
+from flask import Flask, current_app
+from flask.cli import FlaskGroup, routes_command, shell_command, with_appcontext
+from werkzeug.serving import run_simple
+
+from .db import get_db, migrate
+from .definitions import SurveyDefinitionError, load_definition
+from .exports import responses_csv
+from .surveys import Survey, SurveyExistsError, count_surveys, get_survey, store_survey
+
+EXAMPLE_SURVEY = "campus-health.yaml"
+
+
+def _survey_or_fail(slug: str) -> Survey:
+    survey = get_survey(get_db(), slug)
+    if survey is None:
+        raise click.ClickException(f"no survey with slug {slug!r}")
+    return survey
+
+
+def _write_lines(lines: Iterable[str], output: TextIO) -> None:
+    for line in lines:
+        output.write(line)
+
+
+@click.command("init-db")
+@with_appcontext
+def init_db_command() -> None:
+    """Create the database, or migrate it to the current schema. Safe to repeat."""
+    version = migrate(get_db())
+    click.echo(f"Database ready at {current_app.config['DATABASE']} (schema version {version}).")
+
+
+@click.command("import-survey")
+@click.argument("file", type=click.Path(dir_okay=False))
+@with_appcontext
+def import_survey_command(file: str) -> None:
+    """Create a survey from a YAML or JSON definition FILE and print its slug."""
+    try:
+        survey = store_survey(get_db(), load_definition(file))
+    except (SurveyDefinitionError, SurveyExistsError) as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(survey.slug)
+
+
+@click.command("export")
+@click.argument("slug")
+@click.option(
+    "--responses", is_flag=True, help="The randomized per-response CSV instead of the aggregate."
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File.")
+@with_appcontext
+def export_command(slug: str, responses: bool, output: str | None) -> None:
+    """Write a survey's CSV export to standard output or a file."""
+    survey = _survey_or_fail(slug)
+    if not responses:
+        raise click.ClickException("the aggregate export is not built yet; use --responses")
+    lines = responses_csv(get_db(), survey)
+    if output is None:
+        _write_lines(lines, sys.stdout)
+        return
+    with open(output, "w", newline="", encoding="utf-8") as handle:
+        _write_lines(lines, handle)
+    click.echo(f"Wrote {output}", err=True)
+
+
+@click.command("run")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=int)
+@with_appcontext
+def run_command(host: str, port: int) -> None:
+    """Serve the app for trying it out; a fresh database gets the example survey.
+
+    For production use gunicorn (see the README): this is Werkzeug's development server.
+    """
+    from . import bundled_path
+
+    db = get_db()
+    migrate(db)
+    if count_surveys(db) == 0:
+        survey = store_survey(db, load_definition(bundled_path("examples") / EXAMPLE_SURVEY))
+        click.echo(f"Loaded the example survey {survey.slug!r}.")
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    click.echo(f"Survey app running: open http://{host}:{port}/ (Ctrl+C stops it)")
+    run_simple(host, port, app, threaded=True)
+
+
+COMMANDS = (init_db_command, import_survey_command, export_command, run_command)
+
+
+def register_commands(app: Flask) -> None:
+    for command in COMMANDS:
+        app.cli.add_command(command)
+
+
+def _create_app() -> Flask:
+    from . import create_app
+
+    return create_app()
+
+
+main = FlaskGroup(
+    name="survey-app",
+    create_app=_create_app,
+    add_default_commands=False,
+    add_version_option=False,
+    load_dotenv=False,
+    help="Collect sensitive yes/no answers under local differential privacy.",
+)
+main.add_command(shell_command)
+main.add_command(routes_command)

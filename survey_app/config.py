@@ -1,0 +1,103 @@
+"""Settings, declared once as data so the README table and the code cannot drift apart.
+
+Precedence, lowest first: the defaults below, ``SURVEY_APP_<NAME>`` environment variables,
+then the mapping passed to ``create_app`` (tests use that).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENV_PREFIX = "SURVEY_APP_"
+
+
+def _parse_switch(text: str) -> bool:
+    value = text.strip().lower()
+    if value in {"on", "true", "1", "yes"}:
+        return True
+    if value in {"off", "false", "0", "no"}:
+        return False
+    raise ValueError(f"expected on or off, got {text!r}")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configuration value: its name (without the prefix), default and meaning."""
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = str
+
+    @property
+    def env_var(self) -> str:
+        return ENV_PREFIX + self.name
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "DATABASE",
+        None,
+        "Path of the SQLite database file. Default: `instance/survey.db`.",
+    ),
+    Setting(
+        "SECRET_KEY",
+        None,
+        "Signs session cookies and CSRF tokens. Default: generated once and kept in "
+        "`instance/secret_key`; set it when several machines serve the same database.",
+    ),
+    Setting(
+        "MAX_CONTENT_LENGTH",
+        64 * 1024,
+        "Largest request body accepted, in bytes; larger requests are refused.",
+        int,
+    ),
+    Setting(
+        "SESSION_COOKIE_SECURE",
+        False,
+        "Send the session cookie over HTTPS only (`on` behind HTTPS, as in production).",
+        _parse_switch,
+    ),
+)
+
+
+def load_settings(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Resolve every setting from defaults, the environment, then explicit overrides."""
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        values[setting.name] = setting.default
+        raw = os.environ.get(setting.env_var)
+        if raw is not None:
+            try:
+                values[setting.name] = setting.parse(raw)
+            except ValueError as err:
+                raise ValueError(f"{setting.env_var}: {err}") from err
+    values.update(overrides or {})
+    return values
+
+
+def instance_secret_key(instance_path: str | Path) -> str:
+    """The instance's secret key, generated on first use and kept readable by us only.
+
+    Written to a temporary file and hard-linked into place, so two workers starting at
+    once agree on one key instead of one overwriting the other's.
+    """
+    path = Path(instance_path) / "secret_key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".secret_key.{os.getpid()}")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(32))
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        finally:
+            temporary.unlink()
+    return path.read_text().strip()

@@ -1,0 +1,126 @@
+"""Routes for respondents. Each parses the request, calls one service, renders a page.
+
+Privacy invariant 1 shapes the error handling here: a refused form is shown again empty,
+never pre-filled, so a true answer is not echoed back into a page, a log or a cache.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, render_template, request, session
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import RequestEntityTooLarge
+from wtforms.form import BaseForm
+
+from ..db import get_db
+from ..privacy import randomize_answers
+from ..responses import SubmissionConflictError, find_response, record_response
+from ..surveys import Survey, get_survey, list_surveys
+from .forms import build_response_form, form_problems, new_submission_id
+
+bp = Blueprint("respond", __name__)
+
+ANSWERED_KEY = "answered"  # session key: slugs this browser has answered (never answers)
+
+
+def _survey_or_404(slug: str) -> Survey:
+    survey = get_survey(get_db(), slug)
+    if survey is None:
+        abort(404, description="There is no survey at this address.")
+    return survey
+
+
+def _answered_here(survey: Survey) -> bool:
+    return survey.slug in session.get(ANSWERED_KEY, [])
+
+
+def _mark_answered(survey: Survey) -> None:
+    session.permanent = True
+    session[ANSWERED_KEY] = [*session.get(ANSWERED_KEY, []), survey.slug]
+
+
+def _render_form(
+    survey: Survey,
+    problems: list[str] | None = None,
+    field_errors: dict[str, list[str]] | None = None,
+    status: int = 200,
+) -> tuple[str, int]:
+    page = render_template(
+        "respond/survey.html",
+        survey=survey,
+        submission_id=new_submission_id(),
+        problems=problems or [],
+        field_errors=field_errors or {},
+    )
+    return page, status
+
+
+def _reported_answers(survey: Survey, form: BaseForm) -> tuple[dict[str, bool], str]:
+    """The answers to store and who randomized them.
+
+    The browser's script sends ``randomized=client`` with answers it already randomized;
+    anything else is a true answer, randomized here before any database call.
+    """
+    answers = {q.key: form[q.key].data == "yes" for q in survey.questions}
+    if form["randomized"].data == "client":
+        return answers, "client"
+    return randomize_answers(answers, survey.questions[0].design), "server"
+
+
+@bp.get("/")
+def index() -> str:
+    return render_template("respond/index.html", surveys=list_surveys(get_db()))
+
+
+@bp.get("/s/<slug>")
+def survey_form(slug: str) -> tuple[str, int]:
+    survey = _survey_or_404(slug)
+    if _answered_here(survey):
+        return render_template("respond/already_answered.html", survey=survey), 200
+    return _render_form(survey)
+
+
+@bp.post("/s/<slug>")
+def submit(slug: str) -> tuple[str, int]:
+    survey = _survey_or_404(slug)
+    form = build_response_form(survey, request.form)
+    problems = form_problems(survey, request.form)
+    if problems or not form.validate():
+        return _render_form(survey, problems, form.errors, status=400)
+    reported, randomized_by = _reported_answers(survey, form)
+    db = get_db()
+    submission_id = form["submission_id"].data
+    try:
+        stored = find_response(db, survey, submission_id)
+    except SubmissionConflictError as err:
+        return _render_form(survey, [str(err)], status=400)
+    if stored is None:
+        if _answered_here(survey):
+            return render_template("respond/already_answered.html", survey=survey), 409
+        stored = record_response(db, survey, reported, submission_id)
+        _mark_answered(survey)
+    page = render_template(
+        "respond/thanks.html", survey=survey, stored=stored, randomized_by=randomized_by
+    )
+    return page, 200
+
+
+@bp.app_errorhandler(CSRFError)
+def csrf_refused(error: CSRFError) -> tuple[str, int]:
+    return _refused_post(
+        "The form had expired or did not come from this site, so nothing was stored. "
+        "Please answer again."
+    )
+
+
+@bp.app_errorhandler(RequestEntityTooLarge)
+def too_large(error: RequestEntityTooLarge) -> tuple[str, int]:
+    return _refused_post("The form sent was far larger than any answer; nothing was stored.")
+
+
+def _refused_post(message: str) -> tuple[str, int]:
+    """A refused POST: the survey's form again when it came from one, else an error page."""
+    if request.endpoint == "respond.submit" and request.view_args:
+        survey = get_survey(get_db(), str(request.view_args["slug"]))
+        if survey is not None:
+            return _render_form(survey, [message], status=400)
+    return render_template("error.html", title="Request refused", message=message), 400

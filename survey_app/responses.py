@@ -1,0 +1,103 @@
+"""Storing randomized responses: once per submission, with the counters in step.
+
+Everything that reaches this module is already randomized (in the browser, or by the
+respond blueprint before it calls in here); nothing here ever sees a true answer.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from .db import write_transaction
+from .privacy import MECHANISM_NAME
+from .surveys import Survey
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """Exactly the stored row, shown to the respondent after submitting (invariant 5)."""
+
+    survey_slug: str
+    answered_on: str
+    mechanism: str
+    truth_probability: float
+    forced_yes_probability: float
+    reported: dict[str, bool]
+
+
+class SubmissionConflictError(ValueError):
+    """The submission id was already used for another survey."""
+
+
+def _stored(survey: Survey, row: Mapping[str, object]) -> StoredResponse:
+    answers = json.loads(str(row["answers"]))
+    return StoredResponse(
+        survey_slug=survey.slug,
+        answered_on=str(row["answered_on"]),
+        mechanism=str(row["mechanism"]),
+        truth_probability=float(row["truth_probability"]),  # type: ignore[arg-type]
+        forced_yes_probability=float(row["forced_yes_probability"]),  # type: ignore[arg-type]
+        reported={q.key: bool(answers[q.key]) for q in survey.questions},
+    )
+
+
+def find_response(
+    db: sqlite_utils.Database, survey: Survey, submission_id: str
+) -> StoredResponse | None:
+    """The response stored under this submission id, so a retried POST is answered alike."""
+    rows = list(db.query("SELECT * FROM responses WHERE submission_id = ?", [submission_id]))
+    if not rows:
+        return None
+    if rows[0]["survey_id"] != survey.id:
+        raise SubmissionConflictError("this submission id belongs to another survey")
+    return _stored(survey, rows[0])
+
+
+def record_response(
+    db: sqlite_utils.Database,
+    survey: Survey,
+    reported: Mapping[str, bool],
+    submission_id: str,
+) -> StoredResponse:
+    """Store one randomized response and bump the counters, in one short transaction.
+
+    A submission id already stored returns the earlier response unchanged: a retry must
+    not add a second, freshly randomized copy (two copies would weaken the protection).
+    """
+    if set(reported) != {q.key for q in survey.questions}:
+        raise ValueError("a response must answer exactly the survey's questions")
+    design = survey.questions[0].design
+    with write_transaction(db):
+        existing = find_response(db, survey, submission_id)
+        if existing is not None:
+            return existing
+        db["responses"].insert(
+            {
+                "survey_id": survey.id,
+                "submission_id": submission_id,
+                "answered_on": datetime.date.today().isoformat(),
+                "mechanism": MECHANISM_NAME,
+                "truth_probability": design.truth_probability,
+                "forced_yes_probability": design.forced_yes_probability,
+                "answers": json.dumps({q.key: int(reported[q.key]) for q in survey.questions}),
+            }
+        )
+        for question in survey.questions:
+            db.execute(
+                "UPDATE questions SET n = n + 1, reported_yes = reported_yes + ? WHERE id = ?",
+                [int(reported[question.key]), question.id],
+            )
+    stored = find_response(db, survey, submission_id)
+    assert stored is not None
+    return stored
+
+
+def iter_responses(db: sqlite_utils.Database, survey: Survey) -> Iterator[StoredResponse]:
+    """Every stored response of a survey in storage order, one row at a time."""
+    for row in db.query("SELECT * FROM responses WHERE survey_id = ? ORDER BY id", [survey.id]):
+        yield _stored(survey, row)
