@@ -17,7 +17,7 @@ from wtforms.validators import AnyOf, InputRequired, Optional, Regexp
 
 from ..surveys import Survey
 
-ANSWER_CHOICES = [("yes", "Yes"), ("no", "No")]
+ANSWER_CHOICES = ["yes", "no"]
 SUBMISSION_ID_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
 # Fields the form carries besides the answers; anything else in a POST is refused.
 CONTROL_FIELDS = frozenset({"csrf_token", "submission_id", "randomized"})

@@ -1,0 +1,459 @@
+"""Survey definition files: YAML or JSON text in, a validated ``SurveyDefinition`` out.
+
+Pure parsing and validation, with no Flask and no database, so the importer command, the
+first-run example loader and the tests share one answer to "is this a valid survey?".
+Every problem becomes exactly one ``SurveyDefinitionError`` naming the field and, where the
+parser can tell, the line: the person fixing the file needs to know where to look, not
+a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Keys a definition may have, in documentation order; True marks the required ones.
+SURVEY_KEYS = {"slug": True, "title": True, "description": False, "questions": True}
+#: Keys a question may have, in documentation order; True marks the required ones.
+QUESTION_KEYS = {"key": True, "text": True, "type": False}
+#: Question types the app can collect. yes_no: two-coin randomized response, ε = ln 3.
+QUESTION_TYPES = ("yes_no",)
+DEFAULT_QUESTION_TYPE = "yes_no"
+#: Names the survey form already uses for its own fields; a question named like one
+#: would collide with it in the submitted form.
+RESERVED_QUESTION_KEYS = frozenset({"csrf_token", "submission_id", "randomized", "invitation"})
+
+SLUG_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+QUESTION_KEY_PATTERN = re.compile(r"[a-z0-9_]+")
+MAX_SLUG_LENGTH = 64
+MAX_TITLE_LENGTH = 200
+MAX_DESCRIPTION_LENGTH = 5000
+MAX_QUESTIONS = 100
+MAX_QUESTION_KEY_LENGTH = 64
+MAX_QUESTION_TEXT_LENGTH = 1000
+
+_TOO_DEEP = "the definition is nested too deeply to be a survey"
+_EMPTY = "the definition is empty (it needs slug, title and questions)"
+
+
+@dataclass(frozen=True)
+class QuestionDefinition:
+    """One question; ``key`` names its form field and its CSV column."""
+
+    key: str
+    text: str
+    type: str = DEFAULT_QUESTION_TYPE
+
+
+@dataclass(frozen=True)
+class SurveyDefinition:
+    """A survey as its definition file describes it, checked and ready to store."""
+
+    slug: str
+    title: str
+    description: str
+    questions: tuple[QuestionDefinition, ...]
+
+
+class SurveyDefinitionError(ValueError):
+    """A definition that cannot be used, located precisely enough for its author to fix it.
+
+    ``field`` is a path such as ``questions[1].key`` ("" for the file as a whole),
+    ``line`` is 1-based or None when unknown, ``source`` is the file name or ``<string>``.
+    """
+
+    def __init__(
+        self, message: str, field: str = "", line: int | None = None, source: str = "<string>"
+    ) -> None:
+        super().__init__(message, field, line, source)
+        self.message = message
+        self.field = field
+        self.line = line
+        self.source = source
+
+    def __str__(self) -> str:
+        location = self.source if self.line is None else f"{self.source}:{self.line}"
+        subject = f"{self.field}: " if self.field else ""
+        return f"{location}: {subject}{self.message}"
+
+
+def load_definition(path: str | os.PathLike[str]) -> SurveyDefinition:
+    """Read and validate a definition file; its suffix (.json or not) picks the parser."""
+    source = os.fspath(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise SurveyDefinitionError(
+            f"cannot read the file: {err.strerror or err}", source=source
+        ) from None
+    try:
+        # utf-8-sig: editors on Windows like to start UTF-8 files with a byte-order mark.
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise SurveyDefinitionError(
+            f"not UTF-8 text (undecodable byte at offset {err.start})",
+            line=raw.count(b"\n", 0, err.start) + 1,
+            source=source,
+        ) from None
+    return parse_definition(text, source)
+
+
+def parse_definition(
+    text: str, source: str = "<string>", fmt: str | None = None
+) -> SurveyDefinition:
+    """Parse and validate a definition given as text.
+
+    ``fmt`` is "yaml" or "json"; None guesses from ``source``'s suffix (.json is JSON,
+    anything else YAML). ``source`` only labels error messages.
+    """
+    if fmt is None:
+        fmt = "json" if Path(source).suffix.lower() == ".json" else "yaml"
+    if fmt not in ("yaml", "json"):
+        raise ValueError(f"fmt must be 'yaml', 'json' or None, not {fmt!r}")
+    lines: dict[str, int] = {}
+    try:
+        if not text.strip():
+            raise SurveyDefinitionError(_EMPTY)
+        data, lines = _read_json(text) if fmt == "json" else _read_yaml(text)
+        return _survey(data)
+    except SurveyDefinitionError as err:
+        line = err.line if err.line is not None else _nearest_line(err.field, lines)
+        raise SurveyDefinitionError(err.message, err.field, line, source) from None
+
+
+# Reading: text -> plain values (str, list, dict, or a stand-in for other scalars) plus
+# the line where each field path starts, so validation never needs to know the format.
+
+
+@dataclass(frozen=True)
+class _YamlScalar:
+    """A YAML scalar that is not a string, kept unconstructed.
+
+    Constructing it could itself fail (``2024-13-45`` resolves as a date), and validation
+    only needs to say what it is, e.g. that ``title: yes`` is a boolean.
+    """
+
+    kind: str
+    text: str
+
+
+_YAML_STR_TAG = "tag:yaml.org,2002:str"
+_YAML_SCALAR_KINDS = {
+    "tag:yaml.org,2002:null": "an empty value",
+    "tag:yaml.org,2002:bool": "a boolean",
+    "tag:yaml.org,2002:int": "a number",
+    "tag:yaml.org,2002:float": "a number",
+    "tag:yaml.org,2002:timestamp": "a date",
+}
+
+
+class _DefinitionLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases (``*name``).
+
+    A survey definition never needs them, and refusing them keeps a few bytes from
+    expanding into a huge or cyclic tree ("billion laughs").
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise SurveyDefinitionError(
+                "YAML aliases (*name) are not supported in survey definitions",
+                line=self.peek_event().start_mark.line + 1,
+            )
+        return super().compose_node(parent, index)
+
+
+def _read_yaml(text: str) -> tuple[object, dict[str, int]]:
+    """Compose rather than load: nodes carry line numbers and show duplicate keys."""
+    lines: dict[str, int] = {}
+    try:
+        root = yaml.compose(text, Loader=_DefinitionLoader)
+        if root is None:  # only comments
+            raise SurveyDefinitionError(_EMPTY)
+        return _plain(root, "", lines), lines
+    except yaml.YAMLError as err:
+        raise SurveyDefinitionError(
+            f"not valid YAML: {_yaml_problem(err)}", line=_yaml_error_line(err, text)
+        ) from None
+    except RecursionError:
+        raise SurveyDefinitionError(_TOO_DEEP) from None
+
+
+def _read_json(text: str) -> tuple[object, dict[str, int]]:
+    """The json module decides the values; PyYAML, which reads nearly all JSON, lends
+    line numbers and catches the duplicate keys that json.loads silently collapses."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SurveyDefinitionError(
+            f"not valid JSON: {err.msg} (column {err.colno})", line=err.lineno
+        ) from None
+    except RecursionError:
+        raise SurveyDefinitionError(_TOO_DEEP) from None
+    except ValueError as err:  # e.g. an integer too long to convert
+        raise SurveyDefinitionError(f"not valid JSON: {err}") from None
+    lines: dict[str, int] = {}
+    try:
+        _plain(yaml.compose(text, Loader=_DefinitionLoader), "", lines)
+    except (yaml.YAMLError, RecursionError):
+        # PyYAML cannot read this JSON (tab indentation, for one): no line numbers then,
+        # but duplicate keys must still be refused.
+        json.loads(text, object_pairs_hook=_refuse_duplicate_json_keys)
+        return data, {}
+    return data, lines
+
+
+def _refuse_duplicate_json_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """json.loads hook: a repeated key is an error, not "the last one wins"."""
+    mapping: dict[str, object] = {}
+    for key, value in pairs:
+        if key in mapping:
+            raise SurveyDefinitionError("duplicate key", field=key)
+        mapping[key] = value
+    return mapping
+
+
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    """The parser's own words, plus where the construct it choked on began: an unclosed
+    quote is reported at the end of the file, but the author needs the line it opened on."""
+    if isinstance(err, yaml.reader.ReaderError):
+        return f"unacceptable character U+{err.character:04X}"
+    if isinstance(err, yaml.MarkedYAMLError):
+        context = ""
+        if err.context and err.context_mark:
+            context = f" ({err.context}, which began on line {err.context_mark.line + 1})"
+        elif err.context:
+            context = f" ({err.context})"
+        return f"{err.problem or 'cannot parse'}{context}"
+    return str(err)
+
+
+def _yaml_error_line(err: yaml.YAMLError, text: str) -> int | None:
+    if isinstance(err, yaml.reader.ReaderError):
+        return text.count("\n", 0, err.position) + 1
+    if isinstance(err, yaml.MarkedYAMLError):
+        mark = err.problem_mark or err.context_mark
+        return None if mark is None else mark.line + 1
+    return None
+
+
+def _plain(node: yaml.Node, path: str, lines: dict[str, int]) -> object:
+    """Turn a composed node into plain values, noting in ``lines`` where each field starts."""
+    if isinstance(node, yaml.MappingNode):
+        return _plain_mapping(node, path, lines)
+    if isinstance(node, yaml.SequenceNode):
+        items = []
+        for index, item in enumerate(node.value):
+            item_path = f"{path}[{index}]"
+            lines[item_path] = item.start_mark.line + 1
+            items.append(_plain(item, item_path, lines))
+        return items
+    if node.tag == _YAML_STR_TAG:
+        return node.value
+    return _YamlScalar(_YAML_SCALAR_KINDS.get(node.tag, f"a value tagged {node.tag}"), node.value)
+
+
+def _plain_mapping(node: yaml.MappingNode, path: str, lines: dict[str, int]) -> dict[str, object]:
+    """Keys are taken as written; a key given twice is an error because PyYAML's loader
+    would silently keep only the last, hiding what the author meant."""
+    mapping: dict[str, object] = {}
+    for key_node, value_node in node.value:
+        line = key_node.start_mark.line + 1
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise SurveyDefinitionError(
+                "mapping keys must be plain names, not lists or mappings", field=path, line=line
+            )
+        key_path = _join(path, key_node.value)
+        if key_node.value in mapping:
+            raise SurveyDefinitionError(
+                f"duplicate key (first given on line {lines[key_path]})", field=key_path, line=line
+            )
+        lines[key_path] = line
+        mapping[key_node.value] = _plain(value_node, key_path, lines)
+    return mapping
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _nearest_line(field: str, lines: dict[str, int]) -> int | None:
+    """The line of ``field``, or else of its closest enclosing field (a missing key is
+    reported at the mapping that lacks it). The top level has no line of its own."""
+    while field:
+        if field in lines:
+            return lines[field]
+        cut = max(field.rfind("."), field.rfind("["))
+        field = field[:cut] if cut > 0 else ""
+    return None
+
+
+# Validation: plain values -> SurveyDefinition. Errors carry the field path; the caller
+# adds the line and the source.
+
+
+def _survey(data: object) -> SurveyDefinition:
+    survey = _mapping(data, "", SURVEY_KEYS)
+    return SurveyDefinition(
+        slug=_slug(survey["slug"]),
+        title=_text(survey["title"], "title", MAX_TITLE_LENGTH),
+        description=_text(
+            survey.get("description", ""), "description", MAX_DESCRIPTION_LENGTH, may_be_empty=True
+        ),
+        questions=_questions(survey["questions"]),
+    )
+
+
+def _mapping(value: object, field: str, keys: dict[str, bool]) -> dict[str, object]:
+    """Unknown keys are refused, not ignored: a typo such as ``tittle`` would otherwise
+    vanish silently and leave the author wondering why their title is missing."""
+    allowed = ", ".join(keys)
+    if not isinstance(value, dict):
+        subject = "" if field else "the definition "
+        raise SurveyDefinitionError(
+            f"{subject}must be a mapping with the keys {allowed} (got {_describe(value)})", field
+        )
+    for key in value:
+        if key not in keys:
+            raise SurveyDefinitionError(
+                f"unknown key {key!r} (allowed: {allowed})", _join(field, key)
+            )
+    for key, required in keys.items():
+        if required and key not in value:
+            raise SurveyDefinitionError("is required but missing", _join(field, key))
+    return value
+
+
+def _slug(value: object) -> str:
+    """The slug is the survey's URL (/s/<slug>), so it must be URL-safe as written."""
+    slug = _string(value, "slug")
+    if not slug:
+        raise SurveyDefinitionError("must not be empty", "slug")
+    if len(slug) > MAX_SLUG_LENGTH:
+        raise SurveyDefinitionError(
+            f"must be at most {MAX_SLUG_LENGTH} characters (got {len(slug)})", "slug"
+        )
+    if not SLUG_PATTERN.fullmatch(slug):
+        raise SurveyDefinitionError(
+            "must be lowercase letters and digits in words joined by single hyphens, "
+            f"like campus-health (got {_shorten(slug)})",
+            "slug",
+        )
+    return slug
+
+
+def _text(value: object, field: str, max_length: int, *, may_be_empty: bool = False) -> str:
+    """Surrounding whitespace is dropped: it is an artefact of quoting, never content."""
+    text = _string(value, field).strip()
+    if not text and not may_be_empty:
+        raise SurveyDefinitionError("must not be empty", field)
+    if len(text) > max_length:
+        raise SurveyDefinitionError(
+            f"must be at most {max_length} characters (got {len(text)})", field
+        )
+    return text
+
+
+def _questions(value: object) -> tuple[QuestionDefinition, ...]:
+    if not isinstance(value, list):
+        raise SurveyDefinitionError(
+            f"must be a list of questions (got {_describe(value)})", "questions"
+        )
+    if not value:
+        raise SurveyDefinitionError("must list at least one question", "questions")
+    if len(value) > MAX_QUESTIONS:
+        raise SurveyDefinitionError(
+            f"must list at most {MAX_QUESTIONS} questions (got {len(value)})", "questions"
+        )
+    questions: list[QuestionDefinition] = []
+    first_use: dict[str, str] = {}
+    for index, item in enumerate(value):
+        question = _question(item, f"questions[{index}]")
+        key_field = f"questions[{index}].key"
+        if question.key in first_use:
+            # Keys name form fields and CSV columns: two questions cannot share one.
+            raise SurveyDefinitionError(
+                f"duplicate question key {question.key!r} (already used by "
+                f"{first_use[question.key]})",
+                key_field,
+            )
+        first_use[question.key] = key_field
+        questions.append(question)
+    return tuple(questions)
+
+
+def _question(value: object, field: str) -> QuestionDefinition:
+    question = _mapping(value, field, QUESTION_KEYS)
+    return QuestionDefinition(
+        key=_question_key(question["key"], f"{field}.key"),
+        text=_text(question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH),
+        type=_question_type(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type"),
+    )
+
+
+def _question_key(value: object, field: str) -> str:
+    """The key becomes a form field name and a CSV column, hence the narrow alphabet."""
+    key = _string(value, field)
+    if not QUESTION_KEY_PATTERN.fullmatch(key):
+        raise SurveyDefinitionError(
+            f"must match {QUESTION_KEY_PATTERN.pattern} (got {_shorten(key)})", field
+        )
+    if len(key) > MAX_QUESTION_KEY_LENGTH:
+        raise SurveyDefinitionError(
+            f"must be at most {MAX_QUESTION_KEY_LENGTH} characters (got {len(key)})", field
+        )
+    if key in RESERVED_QUESTION_KEYS:
+        raise SurveyDefinitionError(
+            f"{key!r} is reserved for the survey form's own fields "
+            f"({', '.join(sorted(RESERVED_QUESTION_KEYS))})",
+            field,
+        )
+    return key
+
+
+def _question_type(value: object, field: str) -> str:
+    question_type = _string(value, field)
+    if question_type not in QUESTION_TYPES:
+        raise SurveyDefinitionError(
+            f"must be one of: {', '.join(QUESTION_TYPES)} (got {_shorten(question_type)})", field
+        )
+    return question_type
+
+
+def _string(value: object, field: str) -> str:
+    if isinstance(value, str):
+        return value
+    hint = ""
+    if isinstance(value, _YamlScalar) and value.text:
+        # YAML reads yes, no, on, 2024 and 1.0 as non-strings; quoting is the cure.
+        hint = f"; put {value.text} in quotes if you meant it as text"
+    raise SurveyDefinitionError(f"must be a string (got {_describe(value)}{hint})", field)
+
+
+def _describe(value: object) -> str:
+    """Names the kind of a value for error messages, in the file author's terms."""
+    if isinstance(value, _YamlScalar):
+        return value.kind
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a string"
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    """repr() escapes control characters; long values are cut so the message stays readable."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else f"{shown[: limit - 3]}..."

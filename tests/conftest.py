@@ -1,0 +1,63 @@
+"""Shared fixtures: a fresh app on a real SQLite file, its test client and CLI runner."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+
+from survey_app import create_app
+from survey_app.db import get_db
+from survey_app.definitions import load_definition
+from survey_app.surveys import store_survey
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "campus-health.yaml"
+SLUG = "campus-health"
+KEYS = ("cheated", "drugs", "skipped_meals")
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Flask]:
+    app = create_app(
+        {"TESTING": True, "DATABASE": str(tmp_path / "survey.db"), "SECRET_KEY": "test-secret"}
+    )
+    with app.app_context():
+        store_survey(get_db(), load_definition(EXAMPLE))
+    yield app
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app: Flask) -> FlaskCliRunner:
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def database(app: Flask) -> sqlite_utils.Database:
+    """The app's database file opened on its own, as a thief or an auditor would."""
+    return sqlite_utils.Database(app.config["DATABASE"])
+
+
+def hidden_fields(page: str) -> dict[str, str]:
+    """The form's hidden inputs (CSRF token and submission id) from a rendered page."""
+    return dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', page))
+
+
+def fresh_form(client: FlaskClient, slug: str = SLUG) -> dict[str, str]:
+    response = client.get(f"/s/{slug}")
+    assert response.status_code == 200
+    return hidden_fields(response.get_data(as_text=True))
+
+
+def answers(value: str = "yes") -> dict[str, str]:
+    return dict.fromkeys(KEYS, value)

@@ -1,0 +1,221 @@
+"""The respondent's pages through the test client, checked against the real SQLite file."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+import sqlite_utils
+from flask.testing import FlaskClient
+from werkzeug.datastructures import MultiDict
+
+from .conftest import KEYS, SLUG, answers, fresh_form
+
+STORED_COLUMNS = {
+    "id",
+    "survey_id",
+    "submission_id",
+    "answered_on",
+    "mechanism",
+    "truth_probability",
+    "forced_yes_probability",
+    "answers",
+}
+
+
+def submit(client: FlaskClient, **fields: str):
+    return client.post(f"/s/{SLUG}", data=fields)
+
+
+def response_rows(database: sqlite_utils.Database) -> list[dict]:
+    return list(database["responses"].rows)
+
+
+def test_index_lists_the_survey(client: FlaskClient) -> None:
+    page = client.get("/").get_data(as_text=True)
+    assert f'href="/s/{SLUG}"' in page and "Campus health survey" in page
+
+
+def test_form_explains_the_protection_before_answering(client: FlaskClient) -> None:
+    page = client.get(f"/s/{SLUG}").get_data(as_text=True)
+    assert page.index("How your answers are protected") < page.index('type="radio"')
+    # ε per answer and the total for three questions, basic composition.
+    assert f"{math.log(3):.2f}" in page and f"{3 * math.log(3):.2f}" in page
+    for key in KEYS:
+        assert page.count(f'name="{key}"') == 2  # one radio group per question: yes and no
+
+
+def test_form_has_no_inline_script(client: FlaskClient) -> None:
+    page = client.get(f"/s/{SLUG}").get_data(as_text=True)
+    assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", page) == []
+    assert "style=" not in page
+
+
+def test_unknown_survey_is_404(client: FlaskClient) -> None:
+    assert client.get("/s/no-such-survey").status_code == 404
+    fields = fresh_form(client)
+    assert client.post("/s/no-such-survey", data={**fields, **answers()}).status_code == 404
+
+
+def test_client_randomized_answers_are_stored_as_sent(
+    client: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    sent = {"cheated": "yes", "drugs": "no", "skipped_meals": "yes"}
+    response = submit(client, **fresh_form(client), **sent, randomized="client")
+    assert response.status_code == 200
+    [row] = response_rows(database)
+    assert json.loads(row["answers"]) == {"cheated": 1, "drugs": 0, "skipped_meals": 1}
+    page = response.get_data(as_text=True)
+    for key, value in sent.items():
+        assert f'<td data-key="{key}">{value}</td>' in page  # shows exactly what was stored
+
+
+def test_stored_row_holds_only_the_allowed_fields(
+    client: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    fields = fresh_form(client)
+    submit(client, **fields, **answers())
+    [row] = response_rows(database)
+    assert set(row) == STORED_COLUMNS
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["answered_on"])  # the day, no time
+    assert row["submission_id"] == fields["submission_id"]
+    assert (row["truth_probability"], row["forced_yes_probability"]) == (0.5, 0.5)
+    assert set(json.loads(row["answers"])) == set(KEYS)
+    assert set(json.loads(row["answers"]).values()) <= {0, 1}
+
+
+def test_database_schema_has_no_identifying_columns(database: sqlite_utils.Database) -> None:
+    columns = {c.name for table in database.tables for c in table.columns}
+    for forbidden in ("ip", "user_agent", "remote_addr", "created_at", "timestamp"):
+        assert forbidden not in columns
+
+
+def test_server_randomizes_when_javascript_is_off(
+    app, database: sqlite_utils.Database
+) -> None:
+    """All-"yes" answers through the server path report "yes" 3/4 of the time.
+
+    600 respondents x 3 questions = 1,800 coins; 5 standard errors is ±0.051, so storing
+    the truth (rate 1) or never the truth (rate 1/2) fails while fair coins cannot flake.
+    """
+    respondents = 600
+    for _ in range(respondents):
+        client = app.test_client()
+        assert submit(client, **fresh_form(client), **answers("yes")).status_code == 200
+    reported = [v for row in response_rows(database) for v in json.loads(row["answers"]).values()]
+    assert len(reported) == respondents * len(KEYS)
+    rate = sum(reported) / len(reported)
+    standard_error = math.sqrt(0.75 * 0.25 / len(reported))
+    assert abs(rate - 0.75) < 5 * standard_error
+
+
+def test_retried_post_is_stored_once(app, database: sqlite_utils.Database) -> None:
+    client = app.test_client()
+    fields = fresh_form(client)
+    first = submit(client, **fields, **answers())
+    again = submit(client, **fields, **answers())
+    # A retry from a browser that never got the first reply (no cookie) is the same response.
+    other_browser = app.test_client()
+    other_fields = fresh_form(other_browser)
+    retry = submit(
+        other_browser, csrf_token=other_fields["csrf_token"],
+        submission_id=fields["submission_id"], **answers(),
+    )
+    assert first.status_code == again.status_code == retry.status_code == 200
+    assert len(response_rows(database)) == 1
+    stored_cells = re.compile(r'<td data-key="\w+">\w+</td>')
+    page = first.get_data(as_text=True)
+    assert stored_cells.findall(page) == stored_cells.findall(again.get_data(as_text=True))
+    assert stored_cells.findall(page) == stored_cells.findall(retry.get_data(as_text=True))
+
+
+def test_second_response_from_the_same_browser_is_refused(
+    client: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    fields = fresh_form(client)
+    submit(client, **fields, **answers())
+    assert "already answered" in client.get(f"/s/{SLUG}").get_data(as_text=True)
+    # The same session's CSRF token, a new submission id: a deliberate second answer.
+    response = submit(client, csrf_token=fields["csrf_token"], submission_id="B" * 22, **answers())
+    assert response.status_code == 409
+    assert "nothing" in response.get_data(as_text=True)
+    assert len(response_rows(database)) == 1
+
+
+def test_counters_follow_the_responses(app, database: sqlite_utils.Database) -> None:
+    for _ in range(20):
+        client = app.test_client()
+        submit(client, **fresh_form(client), **answers(), randomized="client")
+    client = app.test_client()
+    submit(client, **fresh_form(client), **answers("no"), randomized="client")
+    counts = {q["key"]: (q["n"], q["reported_yes"]) for q in database["questions"].rows}
+    assert counts == dict.fromkeys(KEYS, (21, 20))
+
+
+BAD_SUBMISSIONS = {
+    "missing answer": lambda f: {**f, "cheated": "yes", "drugs": "no"},
+    "invalid answer": lambda f: {**f, **answers(), "cheated": "maybe"},
+    "missing csrf token": lambda f: {"submission_id": f["submission_id"], **answers()},
+    "wrong csrf token": lambda f: {**f, "csrf_token": "forged", **answers()},
+    "unknown field": lambda f: {**f, **answers(), "email": "a@example.org"},
+    "missing submission id": lambda f: {"csrf_token": f["csrf_token"], **answers()},
+    "malformed submission id": lambda f: {**f, **answers(), "submission_id": "x"},
+    "bad randomized flag": lambda f: {**f, **answers(), "randomized": "server"},
+}
+
+
+@pytest.mark.parametrize("make_body", BAD_SUBMISSIONS.values(), ids=BAD_SUBMISSIONS.keys())
+def test_bad_submissions_are_refused_and_store_nothing(
+    client: FlaskClient, database: sqlite_utils.Database, make_body
+) -> None:
+    response = submit(client, **make_body(fresh_form(client)))
+    assert response.status_code == 400
+    page = response.get_data(as_text=True)
+    assert "Nothing was stored" in page
+    assert 'id="survey-form"' in page  # the form is shown again to answer
+    assert "checked" not in page  # the true answers are not echoed back
+    assert response_rows(database) == []
+    assert {q["n"] for q in database["questions"].rows} == {0}
+
+
+def test_a_field_sent_twice_is_refused(
+    client: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    fields = fresh_form(client)
+    body = MultiDict([*fields.items(), *answers().items(), ("cheated", "no")])
+    response = client.post(f"/s/{SLUG}", data=body)
+    assert response.status_code == 400
+    assert "more than once" in response.get_data(as_text=True)
+    assert response_rows(database) == []
+
+
+def test_oversized_body_is_refused(client: FlaskClient, database: sqlite_utils.Database) -> None:
+    fields = fresh_form(client)
+    response = submit(client, **fields, **answers(), padding="x" * 100_000)
+    assert response.status_code == 400
+    assert "larger" in response.get_data(as_text=True)
+    assert response_rows(database) == []
+
+
+def test_healthz(client: FlaskClient) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200 and response.get_data(as_text=True) == "ok"
+
+
+def test_security_headers(client: FlaskClient) -> None:
+    headers = client.get(f"/s/{SLUG}").headers
+    policy = headers["Content-Security-Policy"]
+    assert "unsafe-inline" not in policy and "script-src 'self'" in policy
+    assert "frame-ancestors 'none'" in policy
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Referrer-Policy"] == "no-referrer"
+    assert headers["Cache-Control"] == "no-store"
+
+
+def test_session_cookie_never_holds_answers(client: FlaskClient) -> None:
+    submit(client, **fresh_form(client), **answers())
+    with client.session_transaction() as session:
+        assert set(session) <= {"csrf_token", "answered", "_permanent"}
+        assert session["answered"] == [SLUG]
