@@ -121,3 +121,7 @@ main = FlaskGroup(
 )
 main.add_command(shell_command)
 main.add_command(routes_command)
+
+
+if __name__ == "__main__":
+    main()

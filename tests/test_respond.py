@@ -92,9 +92,7 @@ def test_database_schema_has_no_identifying_columns(database: sqlite_utils.Datab
         assert forbidden not in columns
 
 
-def test_server_randomizes_when_javascript_is_off(
-    app, database: sqlite_utils.Database
-) -> None:
+def test_server_randomizes_when_javascript_is_off(app, database: sqlite_utils.Database) -> None:
     """All-"yes" answers through the server path report "yes" 3/4 of the time.
 
     600 respondents x 3 questions = 1,800 coins; 5 standard errors is ±0.051, so storing
@@ -120,8 +118,10 @@ def test_retried_post_is_stored_once(app, database: sqlite_utils.Database) -> No
     other_browser = app.test_client()
     other_fields = fresh_form(other_browser)
     retry = submit(
-        other_browser, csrf_token=other_fields["csrf_token"],
-        submission_id=fields["submission_id"], **answers(),
+        other_browser,
+        csrf_token=other_fields["csrf_token"],
+        submission_id=fields["submission_id"],
+        **answers(),
     )
     assert first.status_code == again.status_code == retry.status_code == 200
     assert len(response_rows(database)) == 1

@@ -1,0 +1,141 @@
+"""Prevalence estimates from randomized yes/no answers (Warner 1965).
+
+The server only ever sees reported answers. A true "yes" is reported as "yes" with
+probability p1 = t + (1 - t) f and a true "no" with probability p0 = (1 - t) f, so the
+reported-yes rate λ estimates p0 + t·π, where π is the true prevalence. Inverting that
+affine map turns the reported rate, and any interval for it, into one for π.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from scipy.stats import beta
+
+from .mechanism import FAIR_COINS, TwoCoinDesign
+
+INTERVAL_METHODS = ("wilson", "clopper-pearson")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a researcher can honestly say about one question's prevalence.
+
+    ``point`` is the maximum-likelihood estimate of π (the unbiased estimate clipped to
+    [0, 1]); ``unclipped`` is the unbiased one, which can stray outside [0, 1] when the
+    truth is near an end and is worth showing next to it. ``std_error`` is the estimated
+    standard error of ``unclipped``. [``low``, ``high``] is the confidence interval for
+    π at level ``confidence``, computed by ``method``; it always has positive width.
+    """
+
+    point: float
+    unclipped: float
+    std_error: float
+    low: float
+    high: float
+    confidence: float
+    method: str
+
+
+def estimate_prevalence(
+    reported_yes: int,
+    n: int,
+    design: TwoCoinDesign = FAIR_COINS,
+    confidence: float = 0.95,
+    method: str = "wilson",
+) -> Estimate | None:
+    """Estimate the true share of "yes" from ``reported_yes`` randomized "yes" among ``n``.
+
+    Returns None when ``n`` is 0: with no responses there is nothing to estimate, and
+    callers show empty cells rather than a made-up number.
+
+    ``method`` chooses the interval for the reported rate λ: "wilson" (the score
+    interval, close to nominal coverage) or "clopper-pearson" (exact, never below
+    nominal coverage, somewhat wider). The interval is mapped to π through the same
+    affine map as the point estimate; since that map is increasing, the interval for π
+    covers the truth whenever the interval for λ covers p0 + t·π (the boundary rule
+    below only ever widens it).
+    """
+    reported_yes = operator.index(reported_yes)
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError("n must not be negative")
+    if not 0 <= reported_yes <= n:
+        raise ValueError("reported_yes must lie between 0 and n")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must lie strictly between 0 and 1")
+    if method not in INTERVAL_METHODS:
+        raise ValueError(f"method must be one of {', '.join(INTERVAL_METHODS)}")
+    if n == 0:
+        return None
+
+    t = design.truth_probability  # the slope p1 - p0 of λ as a function of π
+    p0 = design.p_yes_given_no
+    p1 = design.p_yes_given_yes
+
+    def to_prevalence(rate: float) -> float:
+        return (rate - p0) / t
+
+    rate = reported_yes / n
+    unclipped = to_prevalence(rate)
+    std_error = math.sqrt(rate * (1 - rate) / n) / t
+
+    # Never a zero-width interval pretending certainty (DESIGN.md). A reported rate below
+    # p0 = P(yes | no) is more "no"-looking than even π = 0 produces on average: chance,
+    # not proof that nobody said yes. Clipping its interval can leave [0, 0] (mapped
+    # interval wholly below 0) or a sliver like [0, 0.01]. Instead the upper bound is
+    # computed as if λ̂ sat on the feasible boundary, λ̂ = p0, the rate π = 0 produces on
+    # average (same n, same method). That bound u lies above 0 for any
+    # n >= 1 (an interval holds its own λ̂ strictly inside), and since λ's upper bound
+    # grows with λ̂, every λ̂ < p0 reports the same [0, u], no narrower than what a
+    # typical draw at π = 0 gives: a more extreme draw never buys a more confident
+    # answer, and the reported bounds stay monotone in the count. Only widening, so
+    # coverage cannot fall. The case λ̂ > p1 = P(yes | yes) is the mirror image.
+    if rate < p0:
+        low, high = 0.0, to_prevalence(_rate_interval(p0, n, confidence, method)[1])
+    elif rate > p1:
+        low, high = to_prevalence(_rate_interval(p1, n, confidence, method)[0]), 1.0
+    else:
+        rate_low, rate_high = _rate_interval(rate, n, confidence, method)
+        low, high = to_prevalence(rate_low), to_prevalence(rate_high)
+    low, high = max(low, 0.0), min(high, 1.0)
+    if not low < high:
+        # Only reachable when λ's interval is narrower than float resolution (an
+        # astronomical n); keep the promise of a positive width all the same.
+        if high < 1:
+            high = math.nextafter(low, 1.0)
+        else:
+            low = math.nextafter(high, 0.0)
+
+    return Estimate(
+        point=min(max(unclipped, 0.0), 1.0),  # clipped: the MLE lies in [0, 1]
+        unclipped=unclipped,
+        std_error=std_error,
+        low=low,
+        high=high,
+        confidence=confidence,
+        method=method,
+    )
+
+
+def _rate_interval(rate: float, n: int, confidence: float, method: str) -> tuple[float, float]:
+    """Confidence interval for the reported-yes rate λ, given its estimate ``rate``.
+
+    ``rate`` need not be a multiple of 1/n: the boundary rule above evaluates the interval
+    at λ̂ = p0 or p1, and both formulas extend smoothly to a fractional count.
+    """
+    alpha = 1 - confidence
+    if method == "wilson":
+        z = NormalDist().inv_cdf(1 - alpha / 2)
+        z2_n = z * z / n
+        center = (rate + z2_n / 2) / (1 + z2_n)
+        half = z / (1 + z2_n) * math.sqrt(rate * (1 - rate) / n + z2_n / (4 * n))
+        return max(center - half, 0.0), min(center + half, 1.0)
+    # Clopper-Pearson: invert the two one-sided binomial tests through the beta quantiles.
+    count = rate * n
+    low = 0.0 if count <= 0 else float(beta.ppf(alpha / 2, count, n - count + 1))
+    high = 1.0 if count >= n else float(beta.ppf(1 - alpha / 2, count + 1, n - count))
+    return low, high

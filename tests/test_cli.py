@@ -1,0 +1,114 @@
+"""The ``survey-app`` commands, run through Click's runner and, for ``run``, for real."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import sqlite_utils
+from flask.testing import FlaskCliRunner
+
+from .conftest import EXAMPLE, SLUG, answers, fresh_form
+
+
+def test_init_db_is_idempotent(runner: FlaskCliRunner, database: sqlite_utils.Database) -> None:
+    first = runner.invoke(args=["init-db"])
+    second = runner.invoke(args=["init-db"])
+    assert first.exit_code == second.exit_code == 0
+    assert "schema version" in second.output
+    assert database["surveys"].count == 1  # the data survives a second init
+
+
+def test_import_survey_prints_the_slug(runner: FlaskCliRunner, tmp_path: Path) -> None:
+    definition = tmp_path / "other.json"
+    definition.write_text(
+        '{"slug": "other", "title": "Other", "questions": '
+        '[{"key": "q1", "text": "Question one?", "type": "yes_no"}]}'
+    )
+    result = runner.invoke(args=["import-survey", str(definition)])
+    assert result.exit_code == 0
+    assert result.output == "other\n"
+
+
+def test_import_survey_refuses_a_bad_file_and_stores_nothing(
+    runner: FlaskCliRunner, database: sqlite_utils.Database, tmp_path: Path
+) -> None:
+    definition = tmp_path / "bad.yaml"
+    definition.write_text(
+        "slug: bad\ntitle: Bad\nquestions:\n  - key: ok\n    text: Fine?\n"
+        "  - key: Not OK\n    text: Broken?\n"
+    )
+    result = runner.invoke(args=["import-survey", str(definition)])
+    assert result.exit_code == 1
+    assert "bad.yaml:6: questions[1].key" in result.output
+    assert database["surveys"].count == 1  # only the fixture's survey
+
+
+def test_import_survey_refuses_a_duplicate_slug(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["import-survey", str(EXAMPLE)])
+    assert result.exit_code == 1
+    assert "already exists" in result.output
+
+
+def test_export_responses(app, runner: FlaskCliRunner, tmp_path: Path) -> None:
+    client = app.test_client()
+    client.post(f"/s/{SLUG}", data={**fresh_form(client), **answers(), "randomized": "client"})
+    result = runner.invoke(args=["export", SLUG, "--responses"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0] == (
+        "survey,answered_on,mechanism,truth_probability,forced_yes_probability,"
+        "cheated,drugs,skipped_meals"
+    )
+    assert lines[1].startswith("campus-health,") and lines[1].endswith(",0.5,0.5,1,1,1")
+    output = tmp_path / "responses.csv"
+    assert runner.invoke(args=["export", SLUG, "--responses", "-o", str(output)]).exit_code == 0
+    assert output.read_text().splitlines() == lines
+
+
+def test_export_of_an_unknown_survey_fails(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["export", "nope", "--responses"])
+    assert result.exit_code == 1
+    assert "no survey with slug 'nope'" in result.output
+
+
+def test_run_on_a_fresh_database_serves_the_example(tmp_path: Path) -> None:
+    """``survey-app run`` on nothing: creates the database, loads the example, prints the URL."""
+    port = _free_port()
+    env = {**os.environ, "SURVEY_APP_DATABASE": str(tmp_path / "fresh.db")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "survey_app.cli", "run", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        printed = [server.stdout.readline() for _ in range(2)]
+        assert f"open http://127.0.0.1:{port}/" in printed[1]
+        page = _get_when_up(f"http://127.0.0.1:{port}/")
+        assert "Campus health survey" in page
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _get_when_up(url: str, attempts: int = 50) -> str:
+    for _ in range(attempts):
+        try:
+            return urllib.request.urlopen(url).read().decode()
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"{url} never answered")
