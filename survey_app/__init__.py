@@ -56,11 +56,15 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     from .cli import register_commands
     from .health import bp as health_bp
+    from .research import auth_bp
+    from .research import bp as research_bp
     from .respond import bp as respond_bp
     from .security import add_security_headers
 
     app.register_blueprint(respond_bp)
     app.register_blueprint(health_bp)
+    app.register_blueprint(auth_bp)
+    app.register_blueprint(research_bp)
     app.after_request(add_security_headers)
     app.register_error_handler(HTTPException, _render_http_error)
     register_commands(app)

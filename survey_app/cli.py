@@ -6,8 +6,10 @@ The commands are registered on ``app.cli``, so ``flask --app survey_app`` offers
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TextIO
 
 import click
@@ -15,9 +17,13 @@ from flask import Flask, current_app
 from flask.cli import FlaskGroup, routes_command, shell_command, with_appcontext
 from werkzeug.serving import run_simple
 
+from . import __version__
+from .accounts import AccountError, create_researcher
 from .db import get_db, migrate
 from .definitions import SurveyDefinitionError, load_definition
-from .exports import responses_csv
+from .estimates import recount, survey_estimates
+from .exports import aggregate_csv, codebook, responses_csv
+from .privacy import INTERVAL_METHODS
 from .surveys import Survey, SurveyExistsError, count_surveys, get_survey, store_survey
 
 EXAMPLE_SURVEY = "campus-health.yaml"
@@ -61,19 +67,73 @@ def import_survey_command(file: str) -> None:
     "--responses", is_flag=True, help="The randomized per-response CSV instead of the aggregate."
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File.")
+@click.option(
+    "--confidence",
+    default=0.95,
+    show_default=True,
+    type=click.Choice(["0.9", "0.95", "0.99"]),
+    callback=lambda _ctx, _param, value: float(value),
+)
+@click.option("--method", default="wilson", show_default=True, type=click.Choice(INTERVAL_METHODS))
 @with_appcontext
-def export_command(slug: str, responses: bool, output: str | None) -> None:
-    """Write a survey's CSV export to standard output or a file."""
+def export_command(
+    slug: str, responses: bool, output: str | None, confidence: float, method: str
+) -> None:
+    """Write a survey's CSV export to standard output or a file.
+
+    With -o FILE, the codebook (design, ε, estimator, interval, app version, export
+    time) is written next to it as FILE's name with .codebook.json.
+    """
     survey = _survey_or_fail(slug)
-    if not responses:
-        raise click.ClickException("the aggregate export is not built yet; use --responses")
-    lines = responses_csv(get_db(), survey)
+    db = get_db()
+    if responses:
+        lines = responses_csv(db, survey)
+    else:
+        lines = aggregate_csv(survey, survey_estimates(db, survey, confidence, method))
     if output is None:
         _write_lines(lines, sys.stdout)
         return
     with open(output, "w", newline="", encoding="utf-8") as handle:
         _write_lines(lines, handle)
-    click.echo(f"Wrote {output}", err=True)
+    kind = "responses" if responses else "aggregate"
+    book_path = Path(output).with_suffix(".codebook.json")
+    book = codebook(survey, kind, confidence, method, __version__)
+    book_path.write_text(json.dumps(book, indent=2) + "\n", encoding="utf-8")
+    click.echo(f"Wrote {output} and {book_path}", err=True)
+
+
+@click.command("recount")
+@click.argument("slug")
+@with_appcontext
+def recount_command(slug: str) -> None:
+    """Rebuild a survey's answer counters from its responses and say if they matched."""
+    result = recount(get_db(), _survey_or_fail(slug))
+    if result.matched:
+        click.echo(f"Counters matched the responses ({len(result.after)} questions).")
+        return
+    for key, after in result.after.items():
+        if result.before[key] != after:
+            click.echo(f"{key}: stored n, yes = {result.before[key]}, recounted = {after}")
+    click.echo("Counters did not match; they now equal the recount.")
+
+
+@click.command("create-researcher")
+@click.argument("username")
+@click.option(
+    "--password-stdin", is_flag=True, help="Read the password from standard input (scripts)."
+)
+@with_appcontext
+def create_researcher_command(username: str, password_stdin: bool) -> None:
+    """Create a researcher account; asks for the password unless --password-stdin."""
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        researcher = create_researcher(get_db(), username, password)
+    except AccountError as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(f"Created researcher {researcher.username!r}; log in at /login.")
 
 
 @click.command("run")
@@ -97,7 +157,14 @@ def run_command(host: str, port: int) -> None:
     run_simple(host, port, app, threaded=True)
 
 
-COMMANDS = (init_db_command, import_survey_command, export_command, run_command)
+COMMANDS = (
+    init_db_command,
+    import_survey_command,
+    export_command,
+    recount_command,
+    create_researcher_command,
+    run_command,
+)
 
 
 def register_commands(app: Flask) -> None:

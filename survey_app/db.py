@@ -11,11 +11,13 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import sqlite_utils
 from flask import Flask, current_app, g
 
 BUSY_TIMEOUT_MS = 10_000
+T = TypeVar("T")
 
 
 def _create_surveys_questions_responses(db: sqlite_utils.Database) -> None:
@@ -61,8 +63,29 @@ def _create_surveys_questions_responses(db: sqlite_utils.Database) -> None:
     )
 
 
+def _create_researchers(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE researchers (
+            id INTEGER PRIMARY KEY,
+            username TEXT NOT NULL UNIQUE,
+            password_hash TEXT NOT NULL,
+            created_on TEXT NOT NULL
+        );
+        -- Failed logins per account and per (hashed) address, to slow down guessing.
+        -- Shared through the database so every worker process sees the same counts.
+        CREATE TABLE login_failures (
+            key TEXT PRIMARY KEY,
+            failures INTEGER NOT NULL,
+            blocked_until REAL NOT NULL
+        );
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
+    _create_researchers,
 )
 
 
@@ -125,6 +148,19 @@ def get_db() -> sqlite_utils.Database:
             _migrated_paths.add(path)
     db: sqlite_utils.Database = g.db
     return db
+
+
+def stream_rows(path: str, produce: Callable[[sqlite_utils.Database], Iterator[T]]) -> Iterator[T]:
+    """Run a streaming export on a connection of its own, closed when the stream ends.
+
+    A streamed response outlives its request, and with it the request's connection; the
+    stream must not depend on that one.
+    """
+    db = connect(path)
+    try:
+        yield from produce(db)
+    finally:
+        db.conn.close()
 
 
 def close_db(_error: BaseException | None = None) -> None:

@@ -61,3 +61,41 @@ def fresh_form(client: FlaskClient, slug: str = SLUG) -> dict[str, str]:
 
 def answers(value: str = "yes") -> dict[str, str]:
     return dict.fromkeys(KEYS, value)
+
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def researcher(app: Flask) -> str:
+    from survey_app.accounts import create_researcher
+
+    with app.app_context():
+        create_researcher(get_db(), "ada", PASSWORD)
+    return "ada"
+
+
+def log_in(client: FlaskClient, username: str, password: str = PASSWORD, next_url: str = ""):
+    page = client.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page)
+    assert token, "the login form has a CSRF token"
+    query = f"?next={next_url}" if next_url else ""
+    return client.post(
+        f"/login{query}",
+        data={"csrf_token": token.group(1), "username": username, "password": password},
+    )
+
+
+@pytest.fixture
+def logged_in(client: FlaskClient, researcher: str) -> FlaskClient:
+    assert log_in(client, researcher).status_code == 302
+    return client
+
+
+def submit_client_randomized(app: Flask, reported: dict[str, str]) -> None:
+    """One respondent whose browser already randomized: the values are stored as sent."""
+    respondent = app.test_client()
+    response = respondent.post(
+        f"/s/{SLUG}", data={**fresh_form(respondent), **reported, "randomized": "client"}
+    )
+    assert response.status_code == 200

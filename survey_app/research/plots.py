@@ -1,0 +1,45 @@
+"""The dashboard's plot: estimates with interval bars, drawn server-side as SVG.
+
+Matplotlib's object API with the Agg-family SVG canvas is used directly (no pyplot), so
+drawing holds no global state and is safe in threaded workers. Plots are cached on
+their inputs, the counters among them: a new response changes the key and so the plot.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
+
+PlotRow = tuple[str, float, float, float]  # label, estimate, low, high
+
+
+@lru_cache(maxsize=256)
+def estimates_svg(rows: tuple[PlotRow, ...], confidence: float) -> bytes:
+    """Horizontal points with interval bars, one line a question, on the [0, 1] scale."""
+    figure = Figure(figsize=(7.5, 1.2 + 0.45 * max(len(rows), 1)), layout="constrained")
+    axes = figure.add_subplot()
+    positions = range(len(rows))
+    points = [row[1] for row in rows]
+    axes.errorbar(
+        points,
+        positions,
+        xerr=[[row[1] - row[2] for row in rows], [row[3] - row[1] for row in rows]],
+        fmt="o",
+        color="#0b5cad",
+        ecolor="#56606b",
+        capsize=4,
+    )
+    axes.set_yticks(list(positions), [row[0] for row in rows])
+    axes.invert_yaxis()
+    axes.set_xlim(0, 1)
+    axes.set_xlabel(f"Estimated prevalence with {confidence:.0%} confidence interval")
+    axes.grid(axis="x", alpha=0.3)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    return buffer.getvalue()

@@ -1,0 +1,249 @@
+"""The researcher's side: login, the guard on /research/, the dashboard and the exports."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import sqlite_utils
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+
+from .conftest import KEYS, SLUG, log_in, submit_client_randomized
+
+RESEARCH_ROUTES = [
+    "/research/",
+    f"/research/surveys/{SLUG}",
+    f"/research/surveys/{SLUG}/plot.svg",
+    f"/research/surveys/{SLUG}/export.csv",
+    f"/research/surveys/{SLUG}/responses.csv",
+    f"/research/surveys/{SLUG}/estimates.json",
+    f"/research/surveys/{SLUG}/codebook.json",
+    "/research/surveys/no-such-survey",
+]
+
+# Ten respondents whose browsers reported: cheated 6 yes, drugs 2 yes, skipped_meals 10 yes.
+REPORTS = [
+    {"cheated": "yes" if i < 6 else "no", "drugs": "yes" if i < 2 else "no", "skipped_meals": "yes"}
+    for i in range(10)
+]
+
+# Worked by hand from DESIGN.md's formulas, fair coins (t = f = 1/2), z = 1.959964:
+# cheated: rate .6, estimate 2(.6) - .5 = .7, s.e. 2 sqrt(.6 .4 / 10) = .309839; Wilson
+#   for the rate is [.312674, .831820], mapped 2x - .5 to [.125348, 1.163640], clipped.
+# drugs: rate .2 < 1/4 so the estimate clips to 0 (unclipped -.1); the interval is [0, u]
+#   with u the mapped Wilson upper bound at rate 1/4: .615637.
+# skipped_meals: rate 1 > 3/4, the mirror image: [1 - .615637, 1].
+EXPECTED_AGGREGATE_CSV = (
+    "survey,question,category,question_text,mechanism,epsilon,n,reported,reported_rate,"
+    "estimate,std_error,ci_low,ci_high,confidence\r\n"
+    "campus-health,cheated,yes,Have you cheated on an exam in the past year?,"
+    "two_coin_randomized_response,1.098612,10,6,0.600000,0.700000,0.309839,0.125348,"
+    "1.000000,0.95\r\n"
+    "campus-health,drugs,yes,Have you used a prescription stimulant without a prescription "
+    "in the past year?,two_coin_randomized_response,1.098612,10,2,0.200000,0.000000,"
+    "0.252982,0.000000,0.615637,0.95\r\n"
+    "campus-health,skipped_meals,yes,Have you skipped meals because you could not afford "
+    "food this term?,two_coin_randomized_response,1.098612,10,10,1.000000,1.000000,"
+    "0.000000,0.384363,1.000000,0.95\r\n"
+)
+
+
+@pytest.fixture
+def answered(app: Flask) -> Flask:
+    for reported in REPORTS:
+        submit_client_randomized(app, reported)
+    return app
+
+
+@pytest.mark.parametrize("path", RESEARCH_ROUTES)
+def test_research_routes_refuse_anonymous_visitors(client: FlaskClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/login?next=")
+
+
+def test_login_then_dashboard(logged_in: FlaskClient) -> None:
+    page = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    assert "Campus health survey" in page
+    assert "no responses yet" in page
+
+
+def test_wrong_password_fails(client: FlaskClient, researcher: str) -> None:
+    response = log_in(client, researcher, "wrong password!")
+    assert response.status_code == 401
+    assert "Wrong username or password" in response.get_data(as_text=True)
+    assert client.get("/research/").status_code == 302
+
+
+def test_unknown_user_fails_alike(client: FlaskClient, researcher: str) -> None:
+    response = log_in(client, "nobody")
+    assert response.status_code == 401
+    assert "Wrong username or password" in response.get_data(as_text=True)
+
+
+def test_login_requires_csrf(client: FlaskClient, researcher: str) -> None:
+    response = client.post("/login", data={"username": researcher, "password": "x" * 12})
+    assert response.status_code == 400
+    assert client.get("/research/").status_code == 302
+
+
+def test_repeated_failures_are_slowed_down(client: FlaskClient, researcher: str) -> None:
+    statuses = [log_in(client, researcher, "wrong password!").status_code for _ in range(5)]
+    assert statuses[:4] == [401, 401, 401, 401]
+    assert statuses[4] == 429
+    # Even the right password waits out the delay: guessing faster gains nothing.
+    throttled = log_in(client, researcher)
+    assert throttled.status_code == 429
+    assert "try again in" in throttled.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    ("next_url", "expected"),
+    [
+        (f"/research/surveys/{SLUG}", f"/research/surveys/{SLUG}"),
+        ("https://evil.example/", "/research/"),
+        ("//evil.example/", "/research/"),
+        ("/\\evil.example/", "/research/"),
+        ("javascript:alert(1)", "/research/"),
+    ],
+)
+def test_login_next_goes_to_local_paths_only(
+    client: FlaskClient, researcher: str, next_url: str, expected: str
+) -> None:
+    response = log_in(client, researcher, next_url=next_url)
+    assert response.status_code == 302
+    assert response.headers["Location"] == expected
+
+
+def test_logout_needs_a_post(logged_in: FlaskClient) -> None:
+    assert logged_in.get("/logout").status_code == 200
+    assert logged_in.get("/research/").status_code == 200  # a GET alone does not log out
+    page = logged_in.get("/logout").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    assert logged_in.post("/logout", data={"csrf_token": token}).status_code == 302
+    assert logged_in.get("/research/").status_code == 302
+
+
+def test_session_cookie_flags(client: FlaskClient, researcher: str) -> None:
+    response = log_in(client, researcher)
+    cookie = response.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
+
+
+def test_aggregate_csv_literal(answered: Flask, logged_in: FlaskClient) -> None:
+    response = logged_in.get(f"/research/surveys/{SLUG}/export.csv")
+    assert response.status_code == 200
+    assert response.mimetype == "text/csv"
+    assert response.get_data(as_text=True) == EXPECTED_AGGREGATE_CSV
+    assert 'rel="describedby"' in response.headers["Link"]
+
+
+def test_cli_export_is_byte_identical(
+    answered: Flask, logged_in: FlaskClient, runner: FlaskCliRunner, tmp_path
+) -> None:
+    for flag, route in [([], "export.csv"), (["--responses"], "responses.csv")]:
+        output = tmp_path / f"{route}"
+        assert runner.invoke(args=["export", SLUG, *flag, "-o", str(output)]).exit_code == 0
+        over_http = logged_in.get(f"/research/surveys/{SLUG}/{route}").get_data()
+        assert output.read_bytes() == over_http
+        book = json.loads(output.with_suffix(".codebook.json").read_text())
+        assert book["mechanism"]["truth_probability_t"] == 0.5
+        assert "exported_at" in book and "app_version" in book
+
+
+def test_empty_survey_exports_empty_cells(logged_in: FlaskClient) -> None:
+    lines = logged_in.get(f"/research/surveys/{SLUG}/export.csv").get_data(as_text=True)
+    first_row = lines.splitlines()[1]
+    assert first_row.endswith(",1.098612,0,0,,,,,,")
+
+
+def test_estimates_json_matches_the_csv(answered: Flask, logged_in: FlaskClient) -> None:
+    data = logged_in.get(f"/research/surveys/{SLUG}/estimates.json").get_json()
+    by_key = {row["question"]: row for row in data["questions"]}
+    assert by_key["cheated"]["estimate"] == pytest.approx(0.7)
+    assert by_key["drugs"]["unclipped_estimate"] == pytest.approx(-0.1)
+    assert by_key["drugs"]["ci_high"] == pytest.approx(0.615637, abs=1e-6)
+
+
+def test_dashboard_shows_estimates_and_unclipped(answered: Flask, logged_in: FlaskClient) -> None:
+    page = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    assert "70.0%" in page and "12.5% – 100.0%" in page
+    assert "unclipped -10.0%" in page
+    assert "ε = 1.099 per answer" in page and "3.296 per respondent" in page
+    assert 'src="/research/surveys/campus-health/plot.svg' in page
+
+
+@pytest.mark.parametrize("level", ["0.9", "0.99"])
+def test_confidence_is_selectable(answered: Flask, logged_in: FlaskClient, level: str) -> None:
+    csv_text = logged_in.get(
+        f"/research/surveys/{SLUG}/export.csv?confidence={level}&method=clopper-pearson"
+    ).get_data(as_text=True)
+    assert csv_text.splitlines()[1].endswith(f",{level}")
+    assert csv_text != EXPECTED_AGGREGATE_CSV
+
+
+def test_bad_options_are_400(logged_in: FlaskClient) -> None:
+    base = f"/research/surveys/{SLUG}"
+    assert logged_in.get(f"{base}?confidence=0.5").status_code == 400
+    assert logged_in.get(f"{base}/export.csv?method=guess").status_code == 400
+    assert logged_in.get(f"{base}?half_width=0").status_code == 400
+
+
+def test_planner_on_dashboard(logged_in: FlaskClient) -> None:
+    page = logged_in.get(f"/research/surveys/{SLUG}?half_width=0.05").get_data(as_text=True)
+    assert "<strong>1537</strong>" in page
+
+
+def test_plot_is_svg_and_changes_with_new_responses(
+    answered: Flask, logged_in: FlaskClient
+) -> None:
+    first = logged_in.get(f"/research/surveys/{SLUG}/plot.svg")
+    assert first.mimetype == "image/svg+xml" and b"<svg" in first.data
+    assert logged_in.get(f"/research/surveys/{SLUG}/plot.svg").data == first.data  # cached
+    submit_client_randomized(answered, dict.fromkeys(KEYS, "no"))
+    assert logged_in.get(f"/research/surveys/{SLUG}/plot.svg").data != first.data
+
+
+def test_responses_csv_has_one_row_per_response(answered: Flask, logged_in: FlaskClient) -> None:
+    lines = logged_in.get(f"/research/surveys/{SLUG}/responses.csv").get_data(as_text=True)
+    rows = lines.splitlines()
+    assert len(rows) == 1 + len(REPORTS)
+    assert rows[1].endswith(",0.5,0.5,1,1,1")
+
+
+def test_counters_equal_a_recount_after_a_burst(
+    answered: Flask, runner: FlaskCliRunner, database: sqlite_utils.Database
+) -> None:
+    result = runner.invoke(args=["recount", SLUG])
+    assert result.exit_code == 0
+    assert "matched" in result.output
+    # Break a counter by hand: the recount notices and repairs it.
+    database.execute("UPDATE questions SET n = n + 5 WHERE key = 'cheated'")
+    database.conn.commit()
+    result = runner.invoke(args=["recount", SLUG])
+    assert "did not match" in result.output and "cheated" in result.output
+    assert "matched" in runner.invoke(args=["recount", SLUG]).output
+
+
+def test_create_researcher_from_stdin(runner: FlaskCliRunner, client: FlaskClient) -> None:
+    result = runner.invoke(
+        args=["create-researcher", "grace", "--password-stdin"], input="a long passphrase\n"
+    )
+    assert result.exit_code == 0
+    assert log_in(client, "grace", "a long passphrase").status_code == 302
+
+
+def test_create_researcher_refuses_short_passwords(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["create-researcher", "grace", "--password-stdin"], input="short\n")
+    assert result.exit_code == 1
+    assert "at least 10 characters" in result.output
+
+
+def test_password_is_stored_hashed_with_scrypt(
+    researcher: str, database: sqlite_utils.Database
+) -> None:
+    [row] = database["researchers"].rows
+    assert row["password_hash"].startswith("scrypt:")
+    assert "correct horse" not in row["password_hash"]
