@@ -1,0 +1,48 @@
+"""Settings: declared once, read from the environment, documented in the README."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from survey_app import create_app
+from survey_app.config import SETTINGS, instance_secret_key, load_settings
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.name)
+def test_every_setting_is_in_the_readme_table(setting) -> None:
+    rows = [line for line in README.read_text().splitlines() if line.startswith("| `SURVEY_APP_")]
+    assert any(row.startswith(f"| `{setting.env_var}` |") for row in rows)
+
+
+def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SURVEY_APP_MAX_CONTENT_LENGTH", "1234")
+    monkeypatch.setenv("SURVEY_APP_SESSION_COOKIE_SECURE", "on")
+    values = load_settings()
+    assert values["MAX_CONTENT_LENGTH"] == 1234
+    assert values["SESSION_COOKIE_SECURE"] is True
+    assert load_settings({"MAX_CONTENT_LENGTH": 99})["MAX_CONTENT_LENGTH"] == 99
+
+
+def test_a_bad_environment_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SURVEY_APP_SESSION_COOKIE_SECURE", "maybe")
+    with pytest.raises(ValueError, match="SURVEY_APP_SESSION_COOKIE_SECURE"):
+        load_settings()
+
+
+def test_secret_key_is_generated_once_and_private(tmp_path: Path) -> None:
+    first = instance_secret_key(tmp_path)
+    assert len(first) == 64
+    assert instance_secret_key(tmp_path) == first
+    mode = stat.S_IMODE((tmp_path / "secret_key").stat().st_mode)
+    assert mode == 0o600
+
+
+def test_app_without_a_key_uses_the_instance_key(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("SURVEY_APP_SECRET_KEY", raising=False)
+    app = create_app({"DATABASE": str(tmp_path / "s.db")})
+    assert app.config["SECRET_KEY"] == (Path(app.instance_path) / "secret_key").read_text()
