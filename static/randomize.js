@@ -5,9 +5,10 @@
  * crypto.getRandomValues, one random bit per coin, no floating point:
  *   first coin:  1 = keep the true answer, 0 = let the second coin answer;
  *   second coin: 1 = "yes", 0 = "no".
- * Only the results are sent, in a new form that carries the CSRF token, the
- * submission id, the randomized answers and randomized=client. The form the
- * respondent filled in is never submitted, so the true answers never leave the page.
+ * Only the results are sent, in a new form that carries the form's hidden fields
+ * (CSRF token, submission id, invitation), the randomized answers and
+ * randomized=client. The form the respondent filled in is never submitted, so the
+ * true answers never leave the page.
  *
  * Without crypto.getRandomValues nothing is intercepted: the form posts as it is
  * and the server randomizes, exactly as with JavaScript off.
@@ -51,8 +52,9 @@
     out.method = "post";
     out.action = form.action;
     out.hidden = true;
-    ["csrf_token", "submission_id"].forEach(function (name) {
-      out.appendChild(hiddenInput(name, form.elements[name].value));
+    // The form's own hidden fields: CSRF token, submission id, invitation if any.
+    form.querySelectorAll('input[type="hidden"]').forEach(function (input) {
+      out.appendChild(hiddenInput(input.name, input.value));
     });
     questionKeys(form).forEach(function (key) {
       var chosen = form.querySelector('input[name="' + key + '"]:checked');

@@ -12,7 +12,7 @@ from flask import Flask, render_template
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
 
-from . import db
+from . import db, limits
 from .config import instance_secret_key, load_settings
 
 try:
@@ -53,6 +53,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     db.init_app(app)
     csrf.init_app(app)
+    limits.init_app(app)
 
     from .cli import register_commands
     from .health import bp as health_bp

@@ -73,6 +73,13 @@ def get_researcher(db: sqlite_utils.Database, researcher_id: int) -> Researcher 
     return Researcher(id=row[0], username=row[1]) if row else None
 
 
+def find_researcher(db: sqlite_utils.Database, username: str) -> Researcher | None:
+    row = db.execute(
+        "SELECT id, username FROM researchers WHERE username = ?", [username]
+    ).fetchone()
+    return Researcher(id=row[0], username=row[1]) if row else None
+
+
 def _throttle_keys(username: str, address: str) -> list[str]:
     # Addresses are kept hashed: the table exists to slow guessing, not to record visitors.
     hashed = hashlib.sha256(address.encode()).hexdigest()[:32]

@@ -18,13 +18,22 @@ from flask.cli import FlaskGroup, routes_command, shell_command, with_appcontext
 from werkzeug.serving import run_simple
 
 from . import __version__
-from .accounts import AccountError, create_researcher
-from .db import get_db, migrate
+from .accounts import AccountError, create_researcher, find_researcher
+from .db import backup_database, get_db, migrate
 from .definitions import SurveyDefinitionError, load_definition
 from .estimates import recount, survey_estimates
 from .exports import aggregate_csv, codebook, responses_csv
+from .invitations import create_invitations
 from .privacy import INTERVAL_METHODS
-from .surveys import Survey, SurveyExistsError, count_surveys, get_survey, store_survey
+from .surveys import (
+    Survey,
+    SurveyExistsError,
+    count_surveys,
+    get_survey,
+    set_status,
+    share_survey,
+    store_survey,
+)
 
 EXAMPLE_SURVEY = "campus-health.yaml"
 
@@ -49,16 +58,93 @@ def init_db_command() -> None:
     click.echo(f"Database ready at {current_app.config['DATABASE']} (schema version {version}).")
 
 
+def _researcher_id_or_fail(username: str) -> int:
+    researcher = find_researcher(get_db(), username)
+    if researcher is None:
+        raise click.ClickException(f"no researcher named {username!r}")
+    return researcher.id
+
+
 @click.command("import-survey")
 @click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--owner", help="Researcher who owns it (only they, and those it is shared with, see it)."
+)
+@click.option(
+    "--draft", is_flag=True, help="Import closed to answers until `survey-app open SLUG`."
+)
 @with_appcontext
-def import_survey_command(file: str) -> None:
+def import_survey_command(file: str, owner: str | None, draft: bool) -> None:
     """Create a survey from a YAML or JSON definition FILE and print its slug."""
+    owner_id = _researcher_id_or_fail(owner) if owner else None
     try:
-        survey = store_survey(get_db(), load_definition(file))
+        definition = load_definition(file)
+        survey = store_survey(get_db(), definition, owner_id, "draft" if draft else "open")
     except (SurveyDefinitionError, SurveyExistsError) as err:
         raise click.ClickException(str(err)) from err
     click.echo(survey.slug)
+
+
+def _status_command(name: str, status: str, help_text: str) -> click.Command:
+    @click.command(name, help=help_text)
+    @click.argument("slug")
+    @with_appcontext
+    def command(slug: str) -> None:
+        set_status(get_db(), _survey_or_fail(slug), status)
+        click.echo(f"{slug} is now {status}.")
+
+    return command
+
+
+@click.command("share")
+@click.argument("slug")
+@click.argument("username")
+@with_appcontext
+def share_command(slug: str, username: str) -> None:
+    """Let researcher USERNAME view the results of survey SLUG."""
+    share_survey(get_db(), _survey_or_fail(slug), _researcher_id_or_fail(username))
+    click.echo(f"{username} can now view {slug}.")
+
+
+@click.command("invite")
+@click.argument("slug")
+@click.option("--count", required=True, type=click.IntRange(1, 1_000_000), help="How many links.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="File.")
+@with_appcontext
+def invite_command(slug: str, count: int, output: str | None) -> None:
+    """Write COUNT single-use invitation links for survey SLUG, one per line.
+
+    Only hashes of the links are stored: keep the file, it cannot be made again. The
+    survey must have `access: invitation` in its definition file.
+    """
+    survey = _survey_or_fail(slug)
+    if not survey.by_invitation:
+        raise click.ClickException(
+            f"{slug} is open to anyone with its address; invitations need `access: invitation`"
+        )
+    base = current_app.config["BASE_URL"].rstrip("/")
+    links = (
+        f"{base}/s/{slug}?invitation={token}\n"
+        for token in create_invitations(get_db(), survey, count)
+    )
+    if output is None:
+        _write_lines(links, sys.stdout)
+        return
+    with open(output, "x", encoding="utf-8") as handle:
+        _write_lines(links, handle)
+    click.echo(f"Wrote {count} links to {output}", err=True)
+
+
+@click.command("backup")
+@click.argument("file", type=click.Path(dir_okay=False, writable=True))
+@with_appcontext
+def backup_command(file: str) -> None:
+    """Copy the database to FILE with SQLite's online backup; safe while serving."""
+    if Path(file).exists():
+        raise click.ClickException(f"{file} exists; choose a new file name")
+    with click.progressbar(length=100, label="Backing up", file=sys.stderr) as bar:
+        pages = backup_database(current_app.config["DATABASE"], file, bar.update)
+    click.echo(f"Backed up {pages} pages to {file}; integrity check ok.")
 
 
 @click.command("export")
@@ -160,6 +246,11 @@ def run_command(host: str, port: int) -> None:
 COMMANDS = (
     init_db_command,
     import_survey_command,
+    _status_command("open", "open", "Open survey SLUG for answers."),
+    _status_command("close", "closed", "Close survey SLUG: it refuses further answers."),
+    share_command,
+    invite_command,
+    backup_command,
     export_command,
     recount_command,
     create_researcher_command,

@@ -58,6 +58,40 @@ SETTINGS: tuple[Setting, ...] = (
         int,
     ),
     Setting(
+        "RATE_LIMITS",
+        True,
+        "`off` turns every rate limit off (tests and benchmarks hammer the app from one address).",
+        _parse_switch,
+    ),
+    Setting(
+        "SUBMIT_RATE_LIMIT",
+        "120 per minute",
+        "Survey submissions accepted per address (a class behind one router shares one).",
+    ),
+    Setting(
+        "LOGIN_RATE_LIMIT",
+        "10 per minute",
+        "Login attempts accepted per address, on top of the per-account slow-down.",
+    ),
+    Setting(
+        "RATE_LIMIT_STORAGE",
+        "memory://",
+        "Where rate-limit counters live: `memory://` counts per worker process; "
+        "`redis://host:port` shares them between workers and machines.",
+    ),
+    Setting(
+        "TRUSTED_PROXIES",
+        0,
+        "How many reverse proxies stand in front of the app; their X-Forwarded-For/-Proto "
+        "headers are then believed (for rate limits and HTTPS detection).",
+        int,
+    ),
+    Setting(
+        "BASE_URL",
+        "http://127.0.0.1:5000",
+        "The public address of the app, used in the invitation links `survey-app invite` writes.",
+    ),
+    Setting(
         "SESSION_COOKIE_SECURE",
         False,
         "Send the session cookie over HTTPS only (`on` behind HTTPS, as in production).",

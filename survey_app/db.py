@@ -83,9 +83,36 @@ def _create_researchers(db: sqlite_utils.Database) -> None:
     )
 
 
+def _add_owners_lifecycle_invitations(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        -- A survey without an owner (imported without --owner) is visible to every
+        -- researcher; one with an owner only to the owner and those it is shared with.
+        ALTER TABLE surveys ADD COLUMN owner_id INTEGER REFERENCES researchers(id);
+        ALTER TABLE surveys ADD COLUMN status TEXT NOT NULL DEFAULT 'open'
+            CHECK (status IN ('draft', 'open', 'closed'));
+        ALTER TABLE surveys ADD COLUMN access TEXT NOT NULL DEFAULT 'open'
+            CHECK (access IN ('open', 'invitation'));
+        CREATE TABLE survey_viewers (
+            survey_id INTEGER NOT NULL REFERENCES surveys(id),
+            researcher_id INTEGER NOT NULL REFERENCES researchers(id),
+            PRIMARY KEY (survey_id, researcher_id)
+        );
+        -- Single-use invitation links, kept only as hashes. Deliberately no column that
+        -- could tie a response to the invitation it used: not an id, not a time.
+        CREATE TABLE invitations (
+            token_hash TEXT PRIMARY KEY,
+            survey_id INTEGER NOT NULL REFERENCES surveys(id),
+            used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1))
+        );
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
+    _add_owners_lifecycle_invitations,
 )
 
 
@@ -161,6 +188,35 @@ def stream_rows(path: str, produce: Callable[[sqlite_utils.Database], Iterator[T
         yield from produce(db)
     finally:
         db.conn.close()
+
+
+def backup_database(
+    source: str, target: str, progress: Callable[[int], object] | None = None
+) -> int:
+    """Copy a live database with SQLite's online backup API; returns the page count.
+
+    The copy is consistent even while workers keep writing (the backup restarts over
+    pages that change under it), and is checked with ``PRAGMA integrity_check``.
+    """
+    done = 0
+
+    def report(_status: int, remaining: int, total: int) -> None:
+        nonlocal done
+        percent = 100 if total == 0 else int(100 * (total - remaining) / total)
+        if progress is not None:
+            progress(percent - done)
+        done = percent
+
+    src = sqlite3.connect(source)
+    dst = sqlite3.connect(target)
+    try:
+        src.backup(dst, pages=256, progress=report)
+        if dst.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+            raise RuntimeError(f"the backup at {target} failed its integrity check")
+        return int(dst.execute("PRAGMA page_count").fetchone()[0])
+    finally:
+        dst.close()
+        src.close()
 
 
 def close_db(_error: BaseException | None = None) -> None:

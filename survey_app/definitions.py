@@ -19,11 +19,19 @@ from typing import Any
 import yaml
 
 #: Keys a definition may have, in documentation order; True marks the required ones.
-SURVEY_KEYS = {"slug": True, "title": True, "description": False, "questions": True}
+SURVEY_KEYS = {
+    "slug": True,
+    "title": True,
+    "description": False,
+    "access": False,
+    "questions": True,
+}
 #: Keys a question may have, in documentation order; True marks the required ones.
 QUESTION_KEYS = {"key": True, "text": True, "type": False}
 #: Question types the app can collect. yes_no: two-coin randomized response, ε = ln 3.
 QUESTION_TYPES = ("yes_no",)
+# open: anyone with the survey's address, once per browser; invitation: single-use links.
+ACCESS_MODES = ("open", "invitation")
 DEFAULT_QUESTION_TYPE = "yes_no"
 #: Names the survey form already uses for its own fields; a question named like one
 #: would collide with it in the submitted form.
@@ -59,6 +67,7 @@ class SurveyDefinition:
     title: str
     description: str
     questions: tuple[QuestionDefinition, ...]
+    access: str = "open"
 
 
 class SurveyDefinitionError(ValueError):
@@ -307,6 +316,7 @@ def _survey(data: object) -> SurveyDefinition:
             survey.get("description", ""), "description", MAX_DESCRIPTION_LENGTH, may_be_empty=True
         ),
         questions=_questions(survey["questions"]),
+        access=_choice(survey.get("access", "open"), "access", ACCESS_MODES),
     )
 
 
@@ -393,7 +403,7 @@ def _question(value: object, field: str) -> QuestionDefinition:
     return QuestionDefinition(
         key=_question_key(question["key"], f"{field}.key"),
         text=_text(question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH),
-        type=_question_type(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type"),
+        type=_choice(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type", QUESTION_TYPES),
     )
 
 
@@ -417,13 +427,13 @@ def _question_key(value: object, field: str) -> str:
     return key
 
 
-def _question_type(value: object, field: str) -> str:
-    question_type = _string(value, field)
-    if question_type not in QUESTION_TYPES:
+def _choice(value: object, field: str, choices: tuple[str, ...]) -> str:
+    chosen = _string(value, field)
+    if chosen not in choices:
         raise SurveyDefinitionError(
-            f"must be one of: {', '.join(QUESTION_TYPES)} (got {_shorten(question_type)})", field
+            f"must be one of: {', '.join(choices)} (got {_shorten(chosen)})", field
         )
-    return question_type
+    return chosen
 
 
 def _string(value: object, field: str) -> str:

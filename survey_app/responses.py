@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from .db import write_transaction
+from .invitations import use_invitation
 from .privacy import MECHANISM_NAME
 from .surveys import Survey
 
@@ -63,11 +64,14 @@ def record_response(
     survey: Survey,
     reported: Mapping[str, bool],
     submission_id: str,
+    invitation: str | None = None,
 ) -> StoredResponse:
     """Store one randomized response and bump the counters, in one short transaction.
 
     A submission id already stored returns the earlier response unchanged: a retry must
     not add a second, freshly randomized copy (two copies would weaken the protection).
+    For a survey by invitation the token is used up in the same transaction; an unusable
+    one raises InvitationError and nothing is stored.
     """
     if set(reported) != {q.key for q in survey.questions}:
         raise ValueError("a response must answer exactly the survey's questions")
@@ -76,6 +80,8 @@ def record_response(
         existing = find_response(db, survey, submission_id)
         if existing is not None:
             return existing
+        if survey.by_invitation:
+            use_invitation(db, survey, invitation)
         db["responses"].insert(
             {
                 "survey_id": survey.id,

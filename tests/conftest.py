@@ -25,7 +25,12 @@ KEYS = ("cheated", "drugs", "skipped_meals")
 @pytest.fixture
 def app(tmp_path: Path) -> Iterator[Flask]:
     app = create_app(
-        {"TESTING": True, "DATABASE": str(tmp_path / "survey.db"), "SECRET_KEY": "test-secret"}
+        {
+            "TESTING": True,
+            "DATABASE": str(tmp_path / "survey.db"),
+            "SECRET_KEY": "test-secret",
+            "RATE_LIMITS": False,
+        }
     )
     with app.app_context():
         store_survey(get_db(), load_definition(EXAMPLE))

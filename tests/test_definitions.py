@@ -246,7 +246,7 @@ BAD_YAML = [
         VALID_YAML + "tittle: x\n",
         "tittle",
         10,
-        "unknown key 'tittle' (allowed: slug, title, description, questions)",
+        "unknown key 'tittle' (allowed: slug, title, description, access, questions)",
     ),
     ("top-duplicate-key", yaml_with("title:", "slug: other\ntitle:"), "slug", 2, "duplicate key"),
     (
@@ -466,3 +466,19 @@ def test_arbitrary_structures_only_ever_raise_survey_definition_error(
         parse_definition(json.dumps(data, indent=1), fmt=fmt)
     except SurveyDefinitionError:
         pass
+
+
+@pytest.mark.parametrize(("value", "expected"), [("open", "open"), ("invitation", "invitation")])
+def test_access_mode(value: str, expected: str) -> None:
+    text = f"slug: s\ntitle: T\naccess: {value}\nquestions:\n  - key: q\n    text: Q?\n"
+    assert parse_definition(text).access == expected
+
+
+def test_access_defaults_to_open_and_refuses_others() -> None:
+    assert parse_definition("slug: s\ntitle: T\nquestions:\n  - {key: q, text: 'Q?'}\n").access == (
+        "open"
+    )
+    err = raised(
+        "slug: s\ntitle: T\naccess: secret\nquestions:\n  - {key: q, text: 'Q?'}\n", "x.yaml"
+    )
+    assert (err.field, err.line) == ("access", 3)

@@ -10,6 +10,7 @@ from werkzeug.wrappers import Response
 
 from ..accounts import LoginThrottled, Researcher, authenticate, get_researcher
 from ..db import get_db
+from ..limits import limit_logins
 from .forms import LoginForm
 
 bp = Blueprint("auth", __name__)
@@ -48,6 +49,7 @@ def safe_next(target: str | None) -> str:
 
 
 @bp.route("/login", methods=["GET", "POST"])
+@limit_logins
 def login() -> Response | tuple[str, int]:
     form = LoginForm()
     error, status = None, 200

@@ -20,8 +20,8 @@ from ..db import get_db, stream_rows
 from ..estimates import QuestionEstimate, survey_estimates
 from ..exports import aggregate_csv, codebook, estimates_json, responses_csv
 from ..privacy import INTERVAL_METHODS, required_sample_size
-from ..surveys import Survey, get_survey, list_surveys
-from .auth import require_researcher
+from ..surveys import Survey, can_see, get_survey, list_visible_surveys
+from .auth import current_researcher, require_researcher
 from .plots import estimates_svg
 
 bp = Blueprint("research", __name__, url_prefix="/research")
@@ -31,8 +31,12 @@ CONFIDENCE_LEVELS = (0.90, 0.95, 0.99)
 
 
 def _survey_or_404(slug: str) -> Survey:
-    survey = get_survey(get_db(), slug)
-    if survey is None:
+    """The survey, if this researcher may see it; 404 alike whether absent or not theirs,
+    so slugs of other people's surveys cannot be probed."""
+    db = get_db()
+    survey = get_survey(db, slug)
+    researcher = current_researcher()
+    if survey is None or researcher is None or not can_see(db, survey, researcher.id):
         abort(404, description="There is no survey with that name.")
     return survey
 
@@ -66,7 +70,10 @@ def _csv_download(lines: Iterator[str], filename: str, survey: Survey, kind: str
 
 @bp.get("/")
 def index() -> str:
-    return render_template("research/index.html", surveys=list_surveys(get_db()))
+    researcher = current_researcher()
+    assert researcher is not None  # guaranteed by require_researcher
+    surveys = list_visible_surveys(get_db(), researcher.id)
+    return render_template("research/index.html", surveys=surveys)
 
 
 @bp.get("/surveys/<slug>")

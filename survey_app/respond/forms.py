@@ -15,12 +15,13 @@ from wtforms import Field, HiddenField, RadioField
 from wtforms.form import BaseForm
 from wtforms.validators import AnyOf, InputRequired, Optional, Regexp
 
+from ..invitations import TOKEN_PATTERN
 from ..surveys import Survey
 
 ANSWER_CHOICES = ["yes", "no"]
 SUBMISSION_ID_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
 # Fields the form carries besides the answers; anything else in a POST is refused.
-CONTROL_FIELDS = frozenset({"csrf_token", "submission_id", "randomized"})
+CONTROL_FIELDS = frozenset({"csrf_token", "submission_id", "randomized", "invitation"})
 
 
 def new_submission_id() -> str:
@@ -52,6 +53,17 @@ def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = N
         )
     )
     fields.append(("randomized", HiddenField(validators=[Optional(), AnyOf(["client"])])))
+    fields.append(
+        (
+            "invitation",
+            HiddenField(
+                validators=[
+                    Optional(),
+                    Regexp(TOKEN_PATTERN.pattern, message="The invitation is malformed."),
+                ]
+            ),
+        )
+    )
     form = BaseForm(fields)
     form.process(formdata)
     return form

@@ -12,9 +12,11 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
 from ..db import get_db
+from ..invitations import InvitationError, invitation_is_open
+from ..limits import limit_submissions
 from ..privacy import randomize_answers
 from ..responses import SubmissionConflictError, find_response, record_response
-from ..surveys import Survey, get_survey, list_surveys
+from ..surveys import Survey, get_survey, list_public_surveys
 from .forms import build_response_form, form_problems, new_submission_id
 
 bp = Blueprint("respond", __name__)
@@ -38,16 +40,34 @@ def _mark_answered(survey: Survey) -> None:
     session[ANSWERED_KEY] = [*session.get(ANSWERED_KEY, []), survey.slug]
 
 
+UNAVAILABLE = {
+    "draft": ("Not open yet", "This survey is not open for answers yet."),
+    "closed": ("Survey closed", "This survey is closed and no longer accepts answers."),
+    "invitation": (
+        "Invitation needed",
+        "This survey can only be answered through a personal invitation link, and this link "
+        "is missing, not valid, or has already been used.",
+    ),
+}
+
+
+def _unavailable(reason: str) -> tuple[str, int]:
+    title, message = UNAVAILABLE[reason]
+    return render_template("respond/unavailable.html", title=title, message=message), 403
+
+
 def _render_form(
     survey: Survey,
     problems: list[str] | None = None,
     field_errors: dict[str, list[str]] | None = None,
     status: int = 200,
+    invitation: str | None = None,
 ) -> tuple[str, int]:
     page = render_template(
         "respond/survey.html",
         survey=survey,
         submission_id=new_submission_id(),
+        invitation=invitation if survey.by_invitation else None,
         problems=problems or [],
         field_errors=field_errors or {},
     )
@@ -68,36 +88,50 @@ def _reported_answers(survey: Survey, form: BaseForm) -> tuple[dict[str, bool], 
 
 @bp.get("/")
 def index() -> str:
-    return render_template("respond/index.html", surveys=list_surveys(get_db()))
+    return render_template("respond/index.html", surveys=list_public_surveys(get_db()))
 
 
 @bp.get("/s/<slug>")
 def survey_form(slug: str) -> tuple[str, int]:
     survey = _survey_or_404(slug)
-    if _answered_here(survey):
+    invitation = request.args.get("invitation")
+    if not survey.accepts_responses:
+        return _unavailable(survey.status)
+    if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
+        return _unavailable("invitation")
+    if not survey.by_invitation and _answered_here(survey):
         return render_template("respond/already_answered.html", survey=survey), 200
-    return _render_form(survey)
+    return _render_form(survey, invitation=invitation)
 
 
 @bp.post("/s/<slug>")
+@limit_submissions
 def submit(slug: str) -> tuple[str, int]:
     survey = _survey_or_404(slug)
+    if not survey.accepts_responses:
+        return _unavailable(survey.status)
     form = build_response_form(survey, request.form)
     problems = form_problems(survey, request.form)
     if problems or not form.validate():
-        return _render_form(survey, problems, form.errors, status=400)
+        invitation = form["invitation"].data if not form["invitation"].errors else None
+        return _render_form(survey, problems, form.errors, status=400, invitation=invitation)
     reported, randomized_by = _reported_answers(survey, form)
     db = get_db()
     submission_id = form["submission_id"].data
     try:
         stored = find_response(db, survey, submission_id)
+        if stored is None:
+            if not survey.by_invitation and _answered_here(survey):
+                return render_template("respond/already_answered.html", survey=survey), 409
+            stored = record_response(
+                db, survey, reported, submission_id, invitation=form["invitation"].data
+            )
+            if not survey.by_invitation:
+                _mark_answered(survey)
     except SubmissionConflictError as err:
         return _render_form(survey, [str(err)], status=400)
-    if stored is None:
-        if _answered_here(survey):
-            return render_template("respond/already_answered.html", survey=survey), 409
-        stored = record_response(db, survey, reported, submission_id)
-        _mark_answered(survey)
+    except InvitationError:
+        return _unavailable("invitation")
     page = render_template(
         "respond/thanks.html", survey=survey, stored=stored, randomized_by=randomized_by
     )

@@ -1,0 +1,37 @@
+"""Rate limits on submissions and logins (Flask-Limiter: fixed windows per address).
+
+Limits are a brake on scripted abuse, not a privacy mechanism: counters are kept in
+memory (or Redis) under the client's address and never written to the database.
+"""
+
+from __future__ import annotations
+
+from flask import Flask, current_app
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+limiter = Limiter(key_func=get_remote_address)
+
+limit_submissions = limiter.limit(
+    lambda: str(current_app.config["SUBMIT_RATE_LIMIT"]),
+    methods=["POST"],
+    error_message="Too many answers sent from your network just now; please wait a minute.",
+)
+limit_logins = limiter.limit(
+    lambda: str(current_app.config["LOGIN_RATE_LIMIT"]),
+    methods=["POST"],
+    error_message="Too many login attempts from your network; please wait a minute.",
+)
+
+
+def init_app(app: Flask) -> None:
+    app.config["RATELIMIT_ENABLED"] = app.config["RATE_LIMITS"]
+    app.config["RATELIMIT_STORAGE_URI"] = app.config["RATE_LIMIT_STORAGE"]
+    app.config["RATELIMIT_HEADERS_ENABLED"] = True
+    proxies = int(app.config["TRUSTED_PROXIES"])
+    if proxies:
+        # Behind a proxy every request comes from the proxy's address; believe exactly as
+        # many X-Forwarded-* hops as there are proxies, never more (they can be forged).
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)  # type: ignore[method-assign]
+    limiter.init_app(app)
