@@ -84,15 +84,18 @@ def test_invalid_design_raises(t: float, f: float) -> None:
         TwoCoinDesign(truth_probability=t, forced_yes_probability=f)
 
 
-@pytest.mark.parametrize(
-    ("design", "truth", "expected"),
-    [
-        (FAIR_COINS, True, 0.75),
-        (FAIR_COINS, False, 0.25),
-        (TwoCoinDesign(0.6, 0.3), True, 0.72),
-        (TwoCoinDesign(0.6, 0.3), False, 0.12),
-    ],
-)
+# P(report yes) = t + (1 - t) f for a true yes, (1 - t) f for a true no.
+DISTRIBUTIONS = [
+    (FAIR_COINS, True, 0.75),
+    (FAIR_COINS, False, 0.25),
+    (TwoCoinDesign(0.6, 0.3), True, 0.72),
+    (TwoCoinDesign(0.6, 0.3), False, 0.12),
+    (TwoCoinDesign(0.3, 0.8), True, 0.86),
+    (TwoCoinDesign(0.3, 0.8), False, 0.56),
+]
+
+
+@pytest.mark.parametrize(("design", "truth", "expected"), DISTRIBUTIONS)
 def test_randomize_matches_stated_distribution(
     design: TwoCoinDesign, truth: bool, expected: float
 ) -> None:
@@ -100,17 +103,7 @@ def test_randomize_matches_stated_distribution(
     assert_rate_near(yes, DRAWS, expected)
 
 
-@pytest.mark.parametrize(
-    ("design", "truth", "expected"),
-    [
-        (FAIR_COINS, True, 0.75),
-        (FAIR_COINS, False, 0.25),
-        (TwoCoinDesign(0.6, 0.3), True, 0.72),
-        (TwoCoinDesign(0.6, 0.3), False, 0.12),
-        (TwoCoinDesign(0.3, 0.8), True, 0.86),
-        (TwoCoinDesign(0.3, 0.8), False, 0.56),
-    ],
-)
+@pytest.mark.parametrize(("design", "truth", "expected"), DISTRIBUTIONS)
 def test_simulated_reports_match_the_same_distribution(
     design: TwoCoinDesign, truth: bool, expected: float
 ) -> None:
