@@ -16,7 +16,6 @@ import math
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 
 MECHANISM_NAME = "two_coin_randomized_response"
 
@@ -84,8 +83,8 @@ def _secure_bernoulli(probability: float) -> bool:
     A float is a dyadic fraction p/2^k, so comparing ``randbelow(2^k)`` with ``p`` is
     exact: no floating-point rounding shifts the coin (cf. Mironov 2012).
     """
-    exact = Fraction(probability)
-    return secrets.randbelow(exact.denominator) < exact.numerator
+    numerator, denominator = probability.as_integer_ratio()
+    return secrets.randbelow(denominator) < numerator
 
 
 def randomize(true_answer: bool, design: TwoCoinDesign = FAIR_COINS) -> bool:
