@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, render_template
+from flask.globals import request_ctx
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
 
@@ -74,6 +75,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 
 def _render_http_error(error: HTTPException) -> tuple[str, int]:
-    """Plain pages for 404s and friends; never the request's data."""
+    """Plain pages for 404s and friends; never the request's data.
+
+    A request Werkzeug could not even route (a malformed Host header) has no URL adapter,
+    so the page template, which builds URLs, cannot render: it gets plain text instead.
+    """
+    if request_ctx.url_adapter is None:
+        return f"{error.code} {error.name}", error.code or 400
     page = render_template("error.html", title=error.name, message=error.description)
     return page, error.code or 500

@@ -264,7 +264,9 @@ def _plain(node: yaml.Node, path: str, lines: dict[str, int]) -> object:
             items.append(_plain(item, item_path, lines))
         return items
     if node.tag == _YAML_STR_TAG:
-        return node.value
+        # PyYAML decodes a JSON-style "\ud83d\ude00" escape as two lone surrogates;
+        # joining them gives back the character the author wrote.
+        return str(node.value).encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
     return _YamlScalar(_YAML_SCALAR_KINDS.get(node.tag, f"a value tagged {node.tag}"), node.value)
 
 
@@ -438,6 +440,9 @@ def _choice(value: object, field: str, choices: tuple[str, ...]) -> str:
 
 def _string(value: object, field: str) -> str:
     if isinstance(value, str):
+        if any("\ud800" <= char <= "\udfff" for char in value):
+            # A lone surrogate is no character at all; it cannot be stored as UTF-8.
+            raise SurveyDefinitionError("contains an invalid \\u escape (a lone surrogate)", field)
         return value
     hint = ""
     if isinstance(value, _YamlScalar) and value.text:

@@ -8,6 +8,11 @@ from statistics import NormalDist
 from .mechanism import FAIR_COINS, TwoCoinDesign
 
 
+# A tenth of a percentage point: finer than any survey can deliver, and far from the
+# floating-point underflow that an arbitrarily small half-width would hit.
+MIN_HALF_WIDTH = 0.001
+
+
 def required_sample_size(
     half_width: float, confidence: float = 0.95, design: TwoCoinDesign = FAIR_COINS
 ) -> int:
@@ -23,8 +28,8 @@ def required_sample_size(
     question for the same precision, and stronger privacy (smaller ε, t ≈ ε/2) costs
     roughly 4/ε² times.
     """
-    if not 0 < half_width <= 1:
-        raise ValueError("half_width must lie in (0, 1]")
+    if not MIN_HALF_WIDTH <= half_width <= 1:
+        raise ValueError(f"half_width must lie in [{MIN_HALF_WIDTH}, 1]")
     if not 0 < confidence < 1:
         raise ValueError("confidence must lie strictly between 0 and 1")
     z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)

@@ -20,6 +20,7 @@ from ..db import get_db, stream_rows
 from ..estimates import QuestionEstimate, survey_estimates
 from ..exports import aggregate_csv, codebook, estimates_json, responses_csv
 from ..privacy import INTERVAL_METHODS, required_sample_size
+from ..privacy.planner import MIN_HALF_WIDTH
 from ..surveys import Survey, can_see, get_survey, list_visible_surveys
 from .auth import current_researcher, require_researcher
 from .plots import estimates_svg
@@ -81,8 +82,8 @@ def dashboard(slug: str) -> str:
     survey = _survey_or_404(slug)
     estimates, confidence, method = _estimates(survey)
     half_width = request.args.get("half_width", 0.05, type=float)
-    if not 0 < half_width <= 1:
-        abort(400, description="The planner's half-width must lie in (0, 1].")
+    if not MIN_HALF_WIDTH <= half_width <= 1:
+        abort(400, description=f"The planner's half-width must lie in [{MIN_HALF_WIDTH}, 1].")
     return render_template(
         "research/dashboard.html",
         survey=survey,

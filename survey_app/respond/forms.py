@@ -19,7 +19,7 @@ from ..invitations import TOKEN_PATTERN
 from ..surveys import Survey
 
 ANSWER_CHOICES = ["yes", "no"]
-SUBMISSION_ID_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
+SUBMISSION_ID_PATTERN = r"^[A-Za-z0-9_-]{16,64}\Z"
 # Fields the form carries besides the answers; anything else in a POST is refused.
 CONTROL_FIELDS = frozenset({"csrf_token", "submission_id", "randomized", "invitation"})
 
@@ -59,7 +59,7 @@ def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = N
             HiddenField(
                 validators=[
                     Optional(),
-                    Regexp(TOKEN_PATTERN.pattern, message="The invitation is malformed."),
+                    Regexp(rf"^{TOKEN_PATTERN.pattern}\Z", message="The invitation is malformed."),
                 ]
             ),
         )
