@@ -7,7 +7,6 @@ from statistics import NormalDist
 
 from .mechanism import FAIR_COINS, TwoCoinDesign
 
-
 # A tenth of a percentage point: finer than any survey can deliver, and far from the
 # floating-point underflow that an arbitrarily small half-width would hit.
 MIN_HALF_WIDTH = 0.001
