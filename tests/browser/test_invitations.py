@@ -1,0 +1,192 @@
+"""Invitation-only surveys in real Chromium: each link answers once, with or without JS.
+
+The operator's path from the README: a definition with ``access: invitation`` imported with
+``survey-app import-survey``, links written by ``survey-app invite`` with
+``SURVEY_APP_BASE_URL`` set to the server's address, then opened as respondents would. The
+database is read on a connection of our own, as an auditor would: one response and one
+used invitation per answered link, and no link stored in a form that would work again.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import LiveServer, answer, coin_stub, one_post, submit, watch
+
+SLUG = "staff-wellbeing"
+TITLE = "Staff wellbeing survey"
+KEYS = ("burnout", "harassment")
+DEFINITION = f"""\
+slug: {SLUG}
+title: {TITLE}
+description: For staff who received a personal link. Each link answers once.
+access: invitation
+questions:
+  - key: burnout
+    text: Have you felt burned out at work in the past month?
+    type: yes_no
+  - key: harassment
+    text: Have you been harassed at work in the past year?
+    type: yes_no
+"""
+ALL_YES = dict.fromkeys(KEYS, "yes")
+CONTROL_FIELDS = {"csrf_token", "submission_id", "invitation"}
+
+
+@pytest.fixture(scope="module")
+def links(live_server: LiveServer) -> list[str]:
+    """The invitation survey, imported with the CLI, and its two links from ``invite``."""
+    definition = live_server.workdir / f"{SLUG}.yaml"
+    definition.write_text(DEFINITION, encoding="utf-8")
+    assert live_server.cli("import-survey", str(definition)).strip() == SLUG
+    links_file = live_server.workdir / f"{SLUG}-links.txt"
+    live_server.cli(
+        "invite",
+        SLUG,
+        "--count",
+        "2",
+        "-o",
+        str(links_file),
+        SURVEY_APP_BASE_URL=live_server.base_url,
+    )
+    written = links_file.read_text(encoding="utf-8").splitlines()
+    assert len(written) == 2 and len(set(written)) == 2
+    for link in written:
+        assert link.startswith(live_server.url(f"/s/{SLUG}?invitation=")), link
+    return written
+
+
+def token_of(link: str) -> str:
+    (token,) = parse_qs(urlsplit(link).query)["invitation"]
+    return token
+
+
+def counts(server: LiveServer) -> tuple[int, int]:
+    """(responses, used invitations) for the survey, from the SQLite file."""
+    conn = sqlite3.connect(server.db_path)
+    try:
+        (survey_id,) = conn.execute("SELECT id FROM surveys WHERE slug = ?", [SLUG]).fetchone()
+        (responses,) = conn.execute(
+            "SELECT count(*) FROM responses WHERE survey_id = ?", [survey_id]
+        ).fetchone()
+        (used,) = conn.execute(
+            "SELECT count(*) FROM invitations WHERE survey_id = ? AND used = 1", [survey_id]
+        ).fetchone()
+        return int(responses), int(used)
+    finally:
+        conn.close()
+
+
+def stored_answers(server: LiveServer, submission_id: str) -> dict[str, str]:
+    conn = sqlite3.connect(server.db_path)
+    try:
+        (answers,) = conn.execute(
+            "SELECT answers FROM responses WHERE submission_id = ?", [submission_id]
+        ).fetchone()
+    finally:
+        conn.close()
+    return {key: "yes" if value else "no" for key, value in json.loads(answers).items()}
+
+
+def database_text(server: LiveServer) -> str:
+    conn = sqlite3.connect(server.db_path)
+    try:
+        return "\n".join(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def open_link(page: Any, link: str) -> None:
+    response = page.goto(link)
+    assert response is not None and response.status == 200, link
+    expect(page.locator("h1")).to_have_text(TITLE)
+    expect(page.locator('form input[name="invitation"]')).to_have_value(token_of(link))
+
+
+def expect_refused(page: Any, url: str) -> None:
+    response = page.goto(url)
+    assert response is not None and response.status == 403, url
+    expect(page.locator("h1")).to_have_text("Invitation needed")
+    expect(page.locator("form")).to_have_count(0)
+
+
+def test_a_link_answers_once_with_javascript(
+    new_context: Any, live_server: LiveServer, links: list[str]
+) -> None:
+    link = links[0]
+    before = counts(live_server)
+    page = new_context().new_page()
+    page.add_init_script(coin_stub(0x00))  # every first coin randomizes, every second says no
+    log = watch(page)
+    open_link(page, link)
+    answer(page, ALL_YES)
+    assert submit(page).status == 200
+    expect(page.locator("h1")).to_have_text("Thank you")
+    expect(page.locator("main")).to_contain_text("randomized in your browser")
+
+    url, fields = one_post(log)
+    assert urlsplit(url).path == f"/s/{SLUG}"
+    assert set(fields) == CONTROL_FIELDS | {"randomized", *KEYS}
+    assert fields["invitation"] == token_of(link)
+    assert fields["randomized"] == "client"
+    sent = {key: fields[key] for key in KEYS}
+    assert sent == dict.fromkeys(KEYS, "no"), "the coins said no, the page sent the truth"
+    assert stored_answers(live_server, fields["submission_id"]) == sent
+    assert log.console_errors == [] and log.page_errors == []
+
+    # One more response and one more used link (from a fresh survey: exactly one of each).
+    assert counts(live_server) == (before[0] + 1, before[1] + 1)
+    # Only hashes of the links are kept: the token itself is nowhere in the database.
+    dump = database_text(live_server)
+    assert all(token_of(each) not in dump for each in links)
+
+    # The used link, opened again in a browser that never saw it: refused, nothing stored.
+    expect_refused(new_context().new_page(), link)
+    assert counts(live_server) == (before[0] + 1, before[1] + 1)
+
+
+def test_a_link_answers_without_javascript_and_the_server_randomizes(
+    new_context: Any, live_server: LiveServer, links: list[str]
+) -> None:
+    link = links[1]
+    before = counts(live_server)
+    page = new_context(java_script_enabled=False).new_page()
+    log = watch(page)
+    open_link(page, link)
+    answer(page, ALL_YES)
+    assert submit(page).status == 200
+    expect(page.locator("h1")).to_have_text("Thank you")
+    expect(page.locator("main")).to_contain_text("randomized on the server")
+
+    _, fields = one_post(log)
+    assert set(fields) == CONTROL_FIELDS | set(KEYS)
+    assert fields["invitation"] == token_of(link)
+    shown = page.locator("table.stored td[data-key]")
+    assert {
+        shown.nth(i).get_attribute("data-key"): shown.nth(i).inner_text().strip()
+        for i in range(shown.count())
+    } == stored_answers(live_server, fields["submission_id"])
+    assert counts(live_server) == (before[0] + 1, before[1] + 1)
+
+    expect_refused(new_context(java_script_enabled=False).new_page(), link)
+    assert counts(live_server) == (before[0] + 1, before[1] + 1)
+
+
+def test_without_a_valid_invitation_the_survey_is_refused(
+    page: Any, live_server: LiveServer, links: list[str]
+) -> None:
+    before = counts(live_server)
+    expect_refused(page, live_server.url(f"/s/{SLUG}"))
+    unknown = "A" * len(token_of(links[0]))  # well-formed, never issued
+    expect_refused(page, live_server.url(f"/s/{SLUG}?invitation={unknown}"))
+    # Nor is it listed for anyone to find, unlike the open survey.
+    page.goto(live_server.url("/"))
+    expect(page.locator("main")).to_contain_text("Campus health survey")
+    expect(page.locator("main")).not_to_contain_text(TITLE)
+    assert counts(live_server) == before
