@@ -103,7 +103,18 @@ def record_response(
     return stored
 
 
-def iter_responses(db: sqlite_utils.Database, survey: Survey) -> Iterator[StoredResponse]:
-    """Every stored response of a survey in storage order, one row at a time."""
-    for row in db.query("SELECT * FROM responses WHERE survey_id = ? ORDER BY id", [survey.id]):
-        yield _stored(survey, row)
+def iter_response_rows(db: sqlite_utils.Database, survey: Survey) -> Iterator[list[object]]:
+    """Every stored response as [day, mechanism, t, f, answer per question (1/0)].
+
+    Read with a plain cursor in storage order, one row at a time: exports of a million
+    rows stream through here, so nothing is collected and no per-row object is built.
+    """
+    keys = [q.key for q in survey.questions]
+    cursor = db.execute(
+        "SELECT answered_on, mechanism, truth_probability, forced_yes_probability, answers "
+        "FROM responses WHERE survey_id = ? ORDER BY id",
+        [survey.id],
+    )
+    for answered_on, mechanism, truth, forced_yes, answers in cursor:
+        reported = json.loads(answers)
+        yield [answered_on, mechanism, truth, forced_yes, *(reported[key] for key in keys)]

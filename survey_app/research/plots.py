@@ -1,6 +1,6 @@
 """The dashboard's plot: estimates with interval bars, drawn server-side as SVG.
 
-Matplotlib's object API with the Agg-family SVG canvas is used directly (no pyplot), so
+Matplotlib's object API with its SVG canvas is used directly (no pyplot, no GUI backend), so
 drawing holds no global state and is safe in threaded workers. Plots are cached on
 their inputs, the counters among them: a new response changes the key and so the plot.
 """
@@ -10,18 +10,16 @@ from __future__ import annotations
 import io
 from functools import lru_cache
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
-
 PlotRow = tuple[str, float, float, float]  # label, estimate, low, high
 
 
 @lru_cache(maxsize=256)
 def estimates_svg(rows: tuple[PlotRow, ...], confidence: float) -> bytes:
     """Horizontal points with interval bars, one line a question, on the [0, 1] scale."""
+    # Imported on first use: Matplotlib adds ~30 MB to a worker, and workers that only
+    # serve respondents never draw.
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(7.5, 1.2 + 0.45 * max(len(rows), 1)), layout="constrained")
     axes = figure.add_subplot()
     positions = range(len(rows))
