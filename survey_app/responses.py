@@ -35,28 +35,33 @@ class SubmissionConflictError(ValueError):
     """The submission id was already used for another survey."""
 
 
-def _stored(survey: Survey, row: Mapping[str, object]) -> StoredResponse:
-    answers = json.loads(str(row["answers"]))
-    return StoredResponse(
-        survey_slug=survey.slug,
-        answered_on=str(row["answered_on"]),
-        mechanism=str(row["mechanism"]),
-        truth_probability=float(row["truth_probability"]),  # type: ignore[arg-type]
-        forced_yes_probability=float(row["forced_yes_probability"]),  # type: ignore[arg-type]
-        reported={q.key: bool(answers[q.key]) for q in survey.questions},
-    )
+_STORED_COLUMNS = (
+    "survey_id, answered_on, mechanism, truth_probability, forced_yes_probability, answers"
+)
 
 
 def find_response(
     db: sqlite_utils.Database, survey: Survey, submission_id: str
 ) -> StoredResponse | None:
     """The response stored under this submission id, so a retried POST is answered alike."""
-    rows = list(db.query("SELECT * FROM responses WHERE submission_id = ?", [submission_id]))
-    if not rows:
+    row = db.execute(
+        f"SELECT {_STORED_COLUMNS} FROM responses WHERE submission_id = ?",  # noqa: S608
+        [submission_id],
+    ).fetchone()
+    if row is None:
         return None
-    if rows[0]["survey_id"] != survey.id:
+    survey_id, answered_on, mechanism, truth, forced_yes, answers = row
+    if survey_id != survey.id:
         raise SubmissionConflictError("this submission id belongs to another survey")
-    return _stored(survey, rows[0])
+    stored = json.loads(answers)
+    return StoredResponse(
+        survey_slug=survey.slug,
+        answered_on=answered_on,
+        mechanism=mechanism,
+        truth_probability=truth,
+        forced_yes_probability=forced_yes,
+        reported={q.key: bool(stored[q.key]) for q in survey.questions},
+    )
 
 
 def record_response(
@@ -71,35 +76,43 @@ def record_response(
     A submission id already stored returns the earlier response unchanged: a retry must
     not add a second, freshly randomized copy (two copies would weaken the protection).
     For a survey by invitation the token is used up in the same transaction; an unusable
-    one raises InvitationError and nothing is stored.
+    one raises InvitationError and nothing is stored. Plain SQL on purpose: this is the
+    one write on the hot path, and it must stay as short as the lock it holds.
     """
     if set(reported) != {q.key for q in survey.questions}:
         raise ValueError("a response must answer exactly the survey's questions")
     design = survey.questions[0].design
+    stored = StoredResponse(
+        survey_slug=survey.slug,
+        answered_on=datetime.date.today().isoformat(),
+        mechanism=MECHANISM_NAME,
+        truth_probability=design.truth_probability,
+        forced_yes_probability=design.forced_yes_probability,
+        reported={q.key: bool(reported[q.key]) for q in survey.questions},
+    )
     with write_transaction(db):
         existing = find_response(db, survey, submission_id)
         if existing is not None:
             return existing
         if survey.by_invitation:
             use_invitation(db, survey, invitation)
-        db["responses"].insert(
-            {
-                "survey_id": survey.id,
-                "submission_id": submission_id,
-                "answered_on": datetime.date.today().isoformat(),
-                "mechanism": MECHANISM_NAME,
-                "truth_probability": design.truth_probability,
-                "forced_yes_probability": design.forced_yes_probability,
-                "answers": json.dumps({q.key: int(reported[q.key]) for q in survey.questions}),
-            }
+        db.execute(
+            "INSERT INTO responses (submission_id, "  # noqa: S608
+            f"{_STORED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                submission_id,
+                survey.id,
+                stored.answered_on,
+                stored.mechanism,
+                stored.truth_probability,
+                stored.forced_yes_probability,
+                json.dumps({key: int(value) for key, value in stored.reported.items()}),
+            ],
         )
-        for question in survey.questions:
-            db.execute(
-                "UPDATE questions SET n = n + 1, reported_yes = reported_yes + ? WHERE id = ?",
-                [int(reported[question.key]), question.id],
-            )
-    stored = find_response(db, survey, submission_id)
-    assert stored is not None
+        db.conn.executemany(
+            "UPDATE questions SET n = n + 1, reported_yes = reported_yes + ? WHERE id = ?",
+            [(int(stored.reported[q.key]), q.id) for q in survey.questions],
+        )
     return stored
 
 
