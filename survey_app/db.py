@@ -8,6 +8,7 @@ the previous version intact and several workers starting at once migrate exactly
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from flask import Flask, current_app, g
 
 BUSY_TIMEOUT_MS = 10_000
 T = TypeVar("T")
+_process_writer = threading.Lock()
 
 
 def _create_surveys_questions_responses(db: sqlite_utils.Database) -> None:
@@ -136,15 +138,19 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
     """One short write transaction: all of it is stored, or none of it.
 
     ``BEGIN IMMEDIATE`` takes the write lock up front, so a transaction never fails
-    half-way when it would upgrade from reading to writing under concurrency.
+    half-way when it would upgrade from reading to writing under concurrency. Threads of
+    one process queue on a lock of their own first: SQLite's busy handler is not fair, and
+    with dozens of threads polling it a waiter could miss the free moments until the busy
+    timeout ran out ("database is locked" under load); one waiter per process it serves.
     """
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
+    with _process_writer:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
 
 def schema_version(db: sqlite_utils.Database) -> int:
