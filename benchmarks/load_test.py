@@ -30,9 +30,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import loadlib  # noqa: E402
-from benchmarks.loadlib import Checks, ServerConfig  # noqa: E402
-
-DEFAULT_CONFIG = ServerConfig(workers=2, threads=4)  # the recommended setting (LOAD.md)
+from benchmarks.loadlib import DEFAULT_CONFIG, Checks, ServerConfig  # noqa: E402
 
 
 def run_once(

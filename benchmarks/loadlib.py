@@ -105,25 +105,17 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True
+    ).stdout.strip()
+
+
 def _git_commit() -> str:
     """The app's commit, with ``+dirty`` when the working tree has changes."""
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
+        head = _git("rev-parse", "--short", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")
@@ -291,6 +283,9 @@ class ServerConfig:
         shape, _, worker_class = text.partition(":")
         workers, _, threads = shape.lower().partition("x")
         return cls(int(workers), int(threads or 1), worker_class or "gthread")
+
+
+DEFAULT_CONFIG = ServerConfig(workers=2, threads=4)  # the recommended setting (LOAD.md)
 
 
 class Server:
