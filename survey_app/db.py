@@ -1,4 +1,4 @@
-"""The database: one sqlite-utils connection per request, the schema and its migrations.
+"""The database: one sqlite-utils connection per worker thread, the schema and its migrations.
 
 Nothing else opens connections. Migrations are numbered and each runs in its own
 transaction with ``PRAGMA user_version`` bumped inside it, so a crash mid-migration leaves
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import sqlite_utils
-from flask import Flask, current_app, g
+from flask import Flask, current_app
 
 BUSY_TIMEOUT_MS = 10_000
 T = TypeVar("T")
@@ -169,17 +169,28 @@ def migrate(db: sqlite_utils.Database) -> int:
 
 
 _migrated_paths: set[str] = set()
+_per_thread = threading.local()
 
 
 def get_db() -> sqlite_utils.Database:
-    """The request's connection, opened on first use and migrated once per process."""
-    if "db" not in g:
-        path = current_app.config["DATABASE"]
-        g.db = connect(path)
-        if path not in _migrated_paths:
-            migrate(g.db)
-            _migrated_paths.add(path)
-    db: sqlite_utils.Database = g.db
+    """This thread's connection to the app's database, kept open across requests.
+
+    Opening a connection costs more than most requests here: SQLite re-reads the schema,
+    the PRAGMAs run again, and closing the last connection checkpoints the WAL. So each
+    worker thread keeps one connection (for one database path at a time) and reuses it.
+    The database is migrated once per process.
+    """
+    path = current_app.config["DATABASE"]
+    cached: tuple[str, sqlite_utils.Database] | None = getattr(_per_thread, "db", None)
+    if cached is not None and cached[0] == path:
+        return cached[1]
+    if cached is not None:
+        cached[1].conn.close()
+    db = connect(path)
+    _per_thread.db = (path, db)
+    if path not in _migrated_paths:
+        migrate(db)
+        _migrated_paths.add(path)
     return db
 
 
@@ -225,11 +236,16 @@ def backup_database(
         src.close()
 
 
-def close_db(_error: BaseException | None = None) -> None:
-    db = g.pop("db", None)
-    if db is not None:
-        db.conn.close()
+def end_request(_error: BaseException | None = None) -> None:
+    """Leave this thread's connection as a fresh one would be: outside any transaction.
+
+    ``write_transaction`` already rolls back on errors; this is the backstop that keeps
+    one request's unfinished transaction from leaking into the next on this thread.
+    """
+    cached = getattr(_per_thread, "db", None)
+    if cached is not None and cached[1].conn.in_transaction:
+        cached[1].conn.rollback()
 
 
 def init_app(app: Flask) -> None:
-    app.teardown_appcontext(close_db)
+    app.teardown_appcontext(end_request)

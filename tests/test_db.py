@@ -1,0 +1,50 @@
+"""The per-thread connection: reused across requests, never shared, never left mid-transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from survey_app import create_app
+from survey_app.db import get_db
+
+
+def _connection_in_request(app: Flask) -> sqlite3.Connection:
+    with app.test_request_context("/healthz"):
+        return get_db().conn
+
+
+def test_a_thread_reuses_its_connection_across_requests(app: Flask) -> None:
+    assert _connection_in_request(app) is _connection_in_request(app)
+
+
+def test_threads_never_share_a_connection(app: Flask) -> None:
+    seen: list[sqlite3.Connection] = []
+    worker = threading.Thread(target=lambda: seen.append(_connection_in_request(app)))
+    worker.start()
+    worker.join()
+    assert seen and seen[0] is not _connection_in_request(app)
+
+
+def test_another_database_replaces_and_closes_the_connection(app: Flask, tmp_path: Path) -> None:
+    first = _connection_in_request(app)
+    other = create_app({"DATABASE": str(tmp_path / "other.db"), "SECRET_KEY": "test-secret"})
+    assert _connection_in_request(other) is not first
+    with pytest.raises(sqlite3.ProgrammingError):  # closed, not left holding a file open
+        first.execute("SELECT 1")
+
+
+def test_an_unfinished_transaction_ends_with_its_request(app: Flask) -> None:
+    """Whatever a request leaves open is rolled back, so the next one starts clean."""
+    with app.test_request_context("/"):
+        db = get_db()
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("UPDATE questions SET n = n + 1")
+    with app.test_request_context("/"):
+        db = get_db()
+        assert not db.conn.in_transaction
+        assert db.execute("SELECT max(n) FROM questions").fetchone()[0] == 0
