@@ -28,13 +28,11 @@ import hashlib
 import http.cookiejar
 import json
 import os
-import platform
 import re
 import secrets
 import shutil
 import signal
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -55,6 +53,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import load_synthetic  # noqa: E402
+from loadlib import machine_info, survey_app_command  # noqa: E402
+from loadlib import server_env as app_env  # noqa: E402
 
 USERNAME = "bench"
 PASSWORD = "bench-" + secrets.token_hex(8)  # throwaway account in a throwaway database
@@ -64,72 +64,9 @@ TARGETS = {
     "dashboard_ratio_max": 2.0,
     "worker_peak_rss_mib_max": 150.0,  # VmHWM of the worker that streamed the CSV
 }
-VENV_BIN = Path(sys.executable).parent
-
-
-# --------------------------------------------------------------------------- machine
-
-
-def machine_info() -> dict[str, Any]:
-    cpu_model = ""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
-    mem_total_kb = 0
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem_total_kb = int(line.split()[1])
-    versions = {}
-    for name in ("numpy", "flask", "gunicorn", "sqlite_utils", "werkzeug"):
-        with contextlib.suppress(Exception):
-            from importlib.metadata import version
-
-            versions[name] = version(name.replace("_", "-"))
-    commit = _git("rev-parse", "HEAD")
-    dirty = _git("status", "--porcelain", "--", "survey_app", "templates", "pyproject.toml")
-    return {
-        "nproc": len(os.sched_getaffinity(0)),
-        "cpu_model": cpu_model,
-        "mem_total_gib": round(mem_total_kb / 1024**2, 1),
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-        "kernel": platform.release(),
-        "packages": versions,
-        "git_commit": commit,
-        "app_files_uncommitted_changes": dirty.splitlines() if dirty else [],
-    }
-
-
-def _git(*args: str) -> str:
-    try:
-        return subprocess.run(
-            ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
 
 
 # --------------------------------------------------------------------------- processes
-
-
-def app_env(database: Path, secret_key: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        SURVEY_APP_DATABASE=str(database),
-        SURVEY_APP_SECRET_KEY=secret_key,
-        SURVEY_APP_RATE_LIMITS="off",  # one address hammering the app (DESIGN.md)
-    )
-    return env
-
-
-def survey_app_command() -> list[str]:
-    script = VENV_BIN / "survey-app"
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "survey_app.cli"]
 
 
 def create_researcher(env: dict[str, str]) -> None:
@@ -696,7 +633,7 @@ def print_summary(results: dict[str, Any], path: Path) -> None:
     ok = {True: "ok", False: "MISSED"}
     t = s["targets_met"]
     lines = [
-        f"machine: {m['nproc']} CPUs ({m['cpu_model']}), {m['mem_total_gib']} GiB, "
+        f"machine: {m['nproc']} CPUs ({m['cpu_model']}), {m['ram_gib']} GiB, "
         f"Python {m['python']}, SQLite {m['sqlite']}; load average at start/end "
         f"{results['load_average_at_start'][0]:.2f}/{results['load_average_at_end'][0]:.2f}",
         f"load {n:,} responses: {s['load_seconds']:.1f} s "

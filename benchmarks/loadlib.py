@@ -100,9 +100,13 @@ def machine_info() -> dict[str, Any]:
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
         "gunicorn": _package_version("gunicorn"),
+        "packages": {name: _package_version(name) for name in PACKAGES},
         "platform": platform.platform(),
         "commit": _git_commit(),
     }
+
+
+PACKAGES = ("flask", "werkzeug", "sqlite-utils", "numpy", "gunicorn")
 
 
 def _git(*args: str) -> str:
@@ -184,13 +188,16 @@ def server_env(database: Path, secret_key: str) -> dict[str, str]:
     return env
 
 
+def survey_app_command() -> list[str]:
+    """The ``survey-app`` script of this Python's environment, else the module itself."""
+    script = VENV_BIN / "survey-app"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "survey_app.cli"]
+
+
 def survey_app_cli(database: Path, *args: str, secret_key: str = "x" * 32) -> str:
     """Run ``survey-app ARGS`` on the database and return its standard output."""
-    command = [str(VENV_BIN / "survey-app"), *args]
-    if not Path(command[0]).exists():  # not installed as a script: run the module instead
-        command = [sys.executable, "-m", "survey_app.cli", *args]
     done = subprocess.run(
-        command,
+        [*survey_app_command(), *args],
         cwd=REPO_ROOT,
         env=server_env(database, secret_key),
         capture_output=True,
