@@ -10,6 +10,11 @@ import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
+from survey_app import estimates
+from survey_app.db import connect, get_db
+from survey_app.responses import record_response
+from survey_app.surveys import get_survey
+
 from .conftest import KEYS, SLUG, log_in, submit_client_randomized
 
 RESEARCH_ROUTES = [
@@ -225,6 +230,30 @@ def test_counters_equal_a_recount_after_a_burst(
     result = runner.invoke(args=["recount", SLUG])
     assert "did not match" in result.output and "cheated" in result.output
     assert "matched" in runner.invoke(args=["recount", SLUG]).output
+
+
+def test_recount_counts_responses_that_arrive_during_its_scan(
+    answered: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan holds no write lock, so answers keep arriving; the catch-up adds them."""
+    scan = estimates._count_answers
+    late = dict.fromkeys(KEYS, True)
+
+    def scan_then_a_late_answer(db, survey, after_id):  # type: ignore[no-untyped-def]
+        counted = scan(db, survey, after_id)
+        if after_id == 0:  # the long scan is done: another worker stores a response now
+            other = connect(answered.config["DATABASE"])
+            record_response(other, survey, late, "late-submission-0000")
+            other.conn.close()
+        return counted
+
+    monkeypatch.setattr(estimates, "_count_answers", scan_then_a_late_answer)
+    with answered.app_context():
+        survey = get_survey(get_db(), SLUG)
+        assert survey is not None
+        result = estimates.recount(get_db(), survey)
+    assert result.matched  # the late response bumped the counters and was counted too
+    assert result.after["cheated"] == (len(REPORTS) + 1, 6 + 1)
 
 
 def test_create_researcher_from_stdin(runner: FlaskCliRunner, client: FlaskClient) -> None:
