@@ -13,8 +13,8 @@ said, nothing else stored, zero 5xx, zero connection errors, retries answered al
 counters equal to a recount (``survey-app recount``), a clean server log, and
 responses/s / healthz/s at least ``--min-ratio``. Exit status 1 if any check failed.
 
-    .venv/bin/python benchmarks/load_test.py                      # 10,000 responses, 2x4
-    .venv/bin/python benchmarks/load_test.py --configs 2x4,3x8,4x4 --repeat 3
+    .venv/bin/python benchmarks/load_test.py                      # 10,000 responses, 4x1:sync
+    .venv/bin/python benchmarks/load_test.py --configs 4x1:sync,2x4,4x4 --repeat 3
 """
 
 from __future__ import annotations

@@ -292,7 +292,7 @@ class ServerConfig:
         return cls(int(workers), int(threads or 1), worker_class or "gthread")
 
 
-DEFAULT_CONFIG = ServerConfig(workers=2, threads=4)  # the recommended setting (LOAD.md)
+DEFAULT_CONFIG = ServerConfig(4, 1, "sync")  # the recommended setting (README, LOAD.md)
 
 
 class Server:
