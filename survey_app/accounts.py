@@ -52,17 +52,11 @@ def create_researcher(db: sqlite_utils.Database, username: str, password: str) -
     with write_transaction(db):
         if db.execute("SELECT 1 FROM researchers WHERE username = ?", [username]).fetchone():
             raise AccountError(f"researcher {username!r} already exists")
-        researcher_id = (
-            db["researchers"]
-            .insert(
-                {
-                    "username": username,
-                    "password_hash": generate_password_hash(password),
-                    "created_on": datetime.date.today().isoformat(),
-                }
-            )
-            .last_pk
-        )
+        researcher_id = db.execute(
+            "INSERT INTO researchers (username, password_hash, created_on) VALUES (?, ?, ?) "
+            "RETURNING id",
+            [username, generate_password_hash(password), datetime.date.today().isoformat()],
+        ).fetchone()[0]
     return Researcher(id=int(researcher_id), username=username)
 
 

@@ -173,7 +173,7 @@ class _DefinitionLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             raise SurveyDefinitionError(
                 "YAML aliases (*name) are not supported in survey definitions",
-                line=self.peek_event().start_mark.line + 1,
+                line=self.peek_event().start_mark.line + 1,  # type: ignore[no-untyped-call]
             )
         return super().compose_node(parent, index)
 
@@ -209,7 +209,9 @@ def _read_json(text: str) -> tuple[object, dict[str, int]]:
         raise SurveyDefinitionError(f"not valid JSON: {err}") from None
     lines: dict[str, int] = {}
     try:
-        _plain(yaml.compose(text, Loader=_DefinitionLoader), "", lines)
+        root = yaml.compose(text, Loader=_DefinitionLoader)
+        if root is not None:  # valid JSON is never empty, but the type allows it
+            _plain(root, "", lines)
     except (yaml.YAMLError, RecursionError):
         # PyYAML cannot read this JSON (tab indentation, for one): no line numbers then,
         # but duplicate keys must still be refused.

@@ -97,10 +97,10 @@ def aggregate_csv(survey: Survey, estimates: Iterable[QuestionEstimate]) -> Iter
             item.n,
             item.reported_yes,
             _decimal(item.reported_rate),
-            _decimal(estimate and estimate.point),
-            _decimal(estimate and estimate.std_error),
-            _decimal(estimate and estimate.low),
-            _decimal(estimate and estimate.high),
+            _decimal(estimate.point if estimate else None),
+            _decimal(estimate.std_error if estimate else None),
+            _decimal(estimate.low if estimate else None),
+            _decimal(estimate.high if estimate else None),
             f"{estimate.confidence:g}" if estimate else "",
         ]
 

@@ -35,7 +35,7 @@ def create_invitations(db: sqlite_utils.Database, survey: Survey, count: int) ->
         raise ValueError("count must be at least 1")
     tokens = [secrets.token_urlsafe(16) for _ in range(count)]
     with write_transaction(db):
-        db["invitations"].insert_all(
+        db.table("invitations").insert_all(
             ({"token_hash": _hash(token), "survey_id": survey.id, "used": 0} for token in tokens),
             batch_size=1000,
         )

@@ -75,7 +75,7 @@ def store_survey(
         if db.execute("SELECT 1 FROM surveys WHERE slug = ?", [definition.slug]).fetchone():
             raise SurveyExistsError(f"a survey with slug {definition.slug!r} already exists")
         survey_id = (
-            db["surveys"]
+            db.table("surveys")
             .insert(
                 {
                     "slug": definition.slug,
@@ -89,7 +89,7 @@ def store_survey(
             )
             .last_pk
         )
-        db["questions"].insert_all(
+        db.table("questions").insert_all(
             {
                 "survey_id": survey_id,
                 "position": position,
