@@ -106,7 +106,7 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-PACKAGES = ("flask", "werkzeug", "sqlite-utils", "numpy", "gunicorn")
+PACKAGES = ("flask", "werkzeug", "sqlite-utils", "numpy")  # gunicorn has its own key
 
 
 def _git(*args: str) -> str:
