@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
+from flask.testing import FlaskClient
 
 from survey_app import create_app
 from survey_app.db import get_db
+
+from .conftest import KEYS, SLUG, submit_client_randomized
+from .test_research import RESEARCH_ROUTES
 
 
 def _connection_in_request(app: Flask) -> sqlite3.Connection:
@@ -48,3 +52,21 @@ def test_an_unfinished_transaction_ends_with_its_request(app: Flask) -> None:
         db = get_db()
         assert not db.conn.in_transaction
         assert db.execute("SELECT max(n) FROM questions").fetchone()[0] == 0
+
+
+def test_no_route_leaves_the_kept_connection_on_an_old_snapshot(
+    app: Flask, logged_in: FlaskClient
+) -> None:
+    """A statement left open holds a read snapshot for the connection's next requests.
+
+    After every page, a change committed elsewhere (the CLI in another process closing the
+    survey) must be seen by the very next request on this thread.
+    """
+    submit_client_randomized(app, dict.fromkeys(KEYS, "yes"))
+    for path in ["/", f"/s/{SLUG}", "/healthz", *RESEARCH_ROUTES]:
+        logged_in.get(path)
+    elsewhere = sqlite3.connect(app.config["DATABASE"])
+    with elsewhere:
+        elsewhere.execute("UPDATE surveys SET status = 'closed' WHERE slug = ?", [SLUG])
+    elsewhere.close()
+    assert logged_in.get(f"/s/{SLUG}").status_code == 403
