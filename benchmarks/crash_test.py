@@ -232,10 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     config = ServerConfig(args.workers, args.threads, args.worker_class)
     machine = loadlib.machine_info()
-    print(
-        f"machine: {machine['nproc']} CPUs ({machine['cpu_model']}), {machine['ram_gib']} GiB, "
-        f"Python {machine['python']}, SQLite {machine['sqlite']}, gunicorn {machine['gunicorn']}"
-    )
+    loadlib.print_machine(machine)
     started = time.time()
     runs = []
     for repetition in range(args.repeat):
@@ -251,21 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         run["repetition"] = repetition + 1
         runs.append(run)
         print_run(run)
-    ok = all(run["ok"] for run in runs)
-    result = {
-        "benchmark": "crash_test",
-        "command": " ".join(sys.argv),
-        "machine": machine,
-        "started": started,
-        "seconds": round(time.time() - started, 1),
-        "runs": runs,
-        "ok": ok,
-    }
-    path = loadlib.write_results("crash", result, None if args.no_results else args.results_dir)
-    if path:
-        print(f"results: {path}")
-    print("ALL CHECKS PASSED" if ok else "SOME CHECKS FAILED")
-    return 0 if ok else 1
+    results_dir = None if args.no_results else args.results_dir
+    return loadlib.finish("crash", machine, started, runs, results_dir)
 
 
 if __name__ == "__main__":

@@ -194,10 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         configs = [ServerConfig(args.workers, args.threads, args.worker_class)]
     machine = loadlib.machine_info()
-    print(
-        f"machine: {machine['nproc']} CPUs ({machine['cpu_model']}), {machine['ram_gib']} GiB, "
-        f"Python {machine['python']}, SQLite {machine['sqlite']}, gunicorn {machine['gunicorn']}"
-    )
+    loadlib.print_machine(machine)
     print(
         f"{args.responses} responses, {args.clients} clients, settings: "
         f"{', '.join(c.label for c in configs)}, {args.repeat} run(s) each"
@@ -229,23 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['median_ratio']:.3f}, p99 {row['median_p99_ms']} ms over {row['runs']} run(s)"
             f"{'' if row['all_checks_ok'] else '  CHECKS FAILED'}"
         )
-    ok = all(run["ok"] for run in runs)
-    result = {
-        "benchmark": "load_test",
-        "command": " ".join(sys.argv),
-        "machine": machine,
-        "app": args.app,
-        "started": started,
-        "seconds": round(time.time() - started, 1),
-        "summary": table,
-        "runs": runs,
-        "ok": ok,
-    }
-    path = loadlib.write_results("load", result, None if args.no_results else args.results_dir)
-    if path:
-        print(f"results: {path}")
-    print("ALL CHECKS PASSED" if ok else "SOME CHECKS FAILED")
-    return 0 if ok else 1
+    results_dir = None if args.no_results else args.results_dir
+    return loadlib.finish("load", machine, started, runs, results_dir, app=args.app, summary=table)
 
 
 if __name__ == "__main__":

@@ -896,5 +896,39 @@ def write_results(name: str, data: Mapping[str, Any], results_dir: Path | None) 
     return path
 
 
+def print_machine(machine: Mapping[str, Any]) -> None:
+    print(
+        f"machine: {machine['nproc']} CPUs ({machine['cpu_model']}), {machine['ram_gib']} GiB, "
+        f"Python {machine['python']}, SQLite {machine['sqlite']}, gunicorn {machine['gunicorn']}"
+    )
+
+
+def finish(
+    name: str,
+    machine: Mapping[str, Any],
+    started: float,
+    runs: list[dict[str, Any]],
+    results_dir: Path | None,
+    **extra: Any,
+) -> int:
+    """Write ``NAME-<time>.json`` with every run, print the verdict; the exit status."""
+    ok = all(run["ok"] for run in runs)
+    result = {
+        "benchmark": f"{name}_test",
+        "command": " ".join(sys.argv),
+        "machine": machine,
+        **extra,
+        "started": started,
+        "seconds": round(time.time() - started, 1),
+        "runs": runs,
+        "ok": ok,
+    }
+    path = write_results(name, result, results_dir)
+    if path:
+        print(f"results: {path}")
+    print("ALL CHECKS PASSED" if ok else "SOME CHECKS FAILED")
+    return 0 if ok else 1
+
+
 def median(values: Iterable[float]) -> float:
     return round(statistics.median(list(values)), 3)
