@@ -198,19 +198,10 @@ def run_crash(
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--responses", type=int, default=10_000, help="planned responses")
-    parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--workers", type=int, default=DEFAULT_CONFIG.workers)
-    parser.add_argument("--threads", type=int, default=DEFAULT_CONFIG.threads)
-    parser.add_argument("--worker-class", default=DEFAULT_CONFIG.worker_class)
+    parser = loadlib.argument_parser(__doc__)
     parser.add_argument("--kill-after", type=int, default=3_000, help="acknowledged responses")
     parser.add_argument("--after-restart", type=int, default=200, help="responses after restart")
     parser.add_argument("--repeat", type=int, default=1, help="independent crash runs")
-    parser.add_argument("--retry-rate", type=float, default=0.05)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--results-dir", type=Path, default=loadlib.RESULTS_DIR)
-    parser.add_argument("--no-results", action="store_true", help="write no JSON file")
     return parser.parse_args(argv)
 
 

@@ -163,12 +163,7 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--responses", type=int, default=10_000, help="responses per run")
-    parser.add_argument("--clients", type=int, default=50, help="concurrent client threads")
-    parser.add_argument("--workers", type=int, default=DEFAULT_CONFIG.workers)
-    parser.add_argument("--threads", type=int, default=DEFAULT_CONFIG.threads)
-    parser.add_argument("--worker-class", default=DEFAULT_CONFIG.worker_class)
+    parser = loadlib.argument_parser(__doc__)
     parser.add_argument(
         "--configs",
         help="several settings to compare, e.g. 2x4,3x8,4x4 or 5x1:sync (overrides "
@@ -176,14 +171,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs per setting (median)")
     parser.add_argument("--healthz-requests", type=int, help="default: as many as --responses")
-    parser.add_argument("--retry-rate", type=float, default=0.05)
     parser.add_argument("--min-ratio", type=float, default=0.3, help="0 disables the check")
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--app", default=loadlib.APP, help="gunicorn app spec (to measure a patched variant)"
     )
-    parser.add_argument("--results-dir", type=Path, default=loadlib.RESULTS_DIR)
-    parser.add_argument("--no-results", action="store_true", help="write no JSON file")
     return parser.parse_args(argv)
 
 

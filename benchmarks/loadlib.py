@@ -15,6 +15,7 @@ database file itself is opened read-only-in-spirit with ``sqlite3`` for the chec
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime
 import http.client
@@ -894,6 +895,21 @@ def write_results(name: str, data: Mapping[str, Any], results_dir: Path | None) 
     path = results_dir / f"{name}-{stamp}.json"
     path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
     return path
+
+
+def argument_parser(doc: str) -> argparse.ArgumentParser:
+    """The options the load and crash scripts share; each adds its own."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--responses", type=int, default=10_000, help="planned responses per run")
+    parser.add_argument("--clients", type=int, default=50, help="concurrent client threads")
+    parser.add_argument("--workers", type=int, default=DEFAULT_CONFIG.workers)
+    parser.add_argument("--threads", type=int, default=DEFAULT_CONFIG.threads)
+    parser.add_argument("--worker-class", default=DEFAULT_CONFIG.worker_class)
+    parser.add_argument("--retry-rate", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--no-results", action="store_true", help="write no JSON file")
+    return parser
 
 
 def print_machine(machine: Mapping[str, Any]) -> None:
