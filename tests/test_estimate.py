@@ -1,20 +1,33 @@
-"""Prevalence estimates: hand-computed values, the clipping rule, and coverage."""
+"""Estimates: prevalence and option shares (hand values, clipping, coverage) and means."""
 
 import dataclasses
 import math
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
+from scipy.stats import t as student_t
 
 from survey_app.privacy import (
+    DEFAULT_INTERVAL_METHOD,
     FAIR_COINS,
     INTERVAL_METHODS,
+    DiscreteLaplace,
+    DuchiBinary,
     Estimate,
+    GeneralizedRandomizedResponse,
+    OptimizedUnaryEncoding,
     TwoCoinDesign,
+    estimate_choice,
+    estimate_mean,
     estimate_prevalence,
+    estimate_proportion,
+    norm_sub,
+    simulate,
     simulate_reports,
 )
 
@@ -276,3 +289,239 @@ def test_simulated_coverage(n: int) -> None:
             low, high = table[reported_yes, 0], table[reported_yes, 1]
             coverage = np.mean((low <= prevalence) & (prevalence <= high))
             assert coverage >= simulated_floor[method], (method, prevalence, coverage)
+
+
+# --- any proportion mechanism: estimate_proportion --------------------------------------
+
+
+def test_default_interval_method_is_exact() -> None:
+    assert DEFAULT_INTERVAL_METHOD == "clopper-pearson"
+    e = estimate_proportion(60, 100, 0.75, 0.25)
+    assert e is not None and e.method == "clopper-pearson"
+
+
+@pytest.mark.parametrize("method", INTERVAL_METHODS)
+def test_prevalence_is_proportion_with_the_two_coin_rates(method: str) -> None:
+    design = TwoCoinDesign(0.6, 0.3)
+    for count in (0, 13, 50, 100):
+        assert estimate_prevalence(count, 100, design, 0.9, method) == estimate_proportion(
+            count, 100, design.p_true, design.p_false, 0.9, method
+        )
+
+
+@pytest.mark.parametrize(("p_true", "p_false"), [(0.5, 0.5), (0.3, 0.6), (1.2, 0.1), (0.5, -0.1)])
+def test_proportion_needs_a_signal(p_true: float, p_false: float) -> None:
+    with pytest.raises(ValueError, match="p_false"):
+        estimate_proportion(5, 10, p_true, p_false)
+
+
+CHOICE_MECHANISMS = [
+    GeneralizedRandomizedResponse.from_epsilon(5, Fraction(1)),
+    OptimizedUnaryEncoding.from_epsilon(5, Fraction(1)),
+]
+
+
+@pytest.mark.parametrize("mechanism", CHOICE_MECHANISMS, ids=lambda m: m.name)
+@pytest.mark.parametrize("n", [30, 500])
+def test_option_share_estimate_is_unbiased(
+    mechanism: GeneralizedRandomizedResponse | OptimizedUnaryEncoding, n: int
+) -> None:
+    """Exactly: the expectation of the unclipped estimate over Binomial(n, λ) is π."""
+    p, q = mechanism.p_true, mechanism.p_false
+    unclipped = np.array(
+        [estimate_proportion(c, n, p, q).unclipped for c in range(n + 1)]  # type: ignore[union-attr]
+    )
+    for share in (0.0, 0.05, 0.3, 1.0):
+        pmf = binom.pmf(np.arange(n + 1), n, q + (p - q) * share)
+        assert pmf @ unclipped == pytest.approx(share, abs=1e-9)
+
+
+def simulated_counts(
+    mechanism: GeneralizedRandomizedResponse | OptimizedUnaryEncoding,
+    shares: tuple[float, ...],
+    n: int,
+    surveys: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Report counts per option (rows: surveys), from true answers drawn with ``shares``."""
+    answers = rng.choice(len(shares), size=(surveys, n), p=shares)
+    reports = simulate(mechanism, answers, rng)
+    if isinstance(mechanism, OptimizedUnaryEncoding):
+        return reports.sum(axis=1)
+    return np.stack([(reports == j).sum(axis=1) for j in range(len(shares))], axis=1)
+
+
+SHARES = (0.5, 0.3, 0.15, 0.05, 0.0)
+
+
+@pytest.mark.parametrize("mechanism", CHOICE_MECHANISMS, ids=lambda m: m.name)
+def test_simulated_choice_estimates_are_unbiased(
+    mechanism: GeneralizedRandomizedResponse | OptimizedUnaryEncoding,
+) -> None:
+    rng = np.random.default_rng(8_080)
+    n, surveys = 400, 1_000
+    counts = simulated_counts(mechanism, SHARES, n, surveys, rng)
+    estimates = np.array(
+        [
+            [
+                e.unclipped
+                for e in estimate_choice(row, n, mechanism.p_true, mechanism.p_false).options
+            ]  # type: ignore[union-attr]
+            for row in counts
+        ]
+    )
+    for j, share in enumerate(SHARES):
+        mean, se = estimates[:, j].mean(), estimates[:, j].std(ddof=1) / math.sqrt(surveys)
+        assert abs(mean - share) <= 5 * se, (j, mean, share)
+
+
+@pytest.mark.parametrize("mechanism", CHOICE_MECHANISMS, ids=lambda m: m.name)
+def test_simultaneous_intervals_cover_all_options_together(
+    mechanism: GeneralizedRandomizedResponse | OptimizedUnaryEncoding,
+) -> None:
+    """'With 95% probability every option is within these bounds': the union bound holds
+    in simulation, where k separate 95% intervals together fall short."""
+    rng = np.random.default_rng(9_191)
+    n, surveys = 300, 2_000
+    counts = simulated_counts(mechanism, SHARES, n, surveys, rng)
+    joint_cover = single_cover = 0
+    for row in counts:
+        choice = estimate_choice(row, n, mechanism.p_true, mechanism.p_false, 0.95)
+        assert choice is not None
+        joint_cover += all(
+            e.low <= s <= e.high for e, s in zip(choice.simultaneous, SHARES, strict=True)
+        )
+        single_cover += all(
+            e.low <= s <= e.high for e, s in zip(choice.options, SHARES, strict=True)
+        )
+    floor = 0.95 - 5 * math.sqrt(0.95 * 0.05 / surveys)
+    assert joint_cover / surveys >= floor
+    assert single_cover < joint_cover
+
+
+def test_simultaneous_intervals_are_wider_at_level_one_minus_alpha_over_k() -> None:
+    grr = CHOICE_MECHANISMS[0]
+    choice = estimate_choice([40, 25, 20, 10, 5], 100, grr.p_true, grr.p_false, 0.9)
+    assert choice is not None and choice.confidence == 0.9
+    for single, joint in zip(choice.options, choice.simultaneous, strict=True):
+        assert joint.confidence == pytest.approx(1 - 0.1 / 5)
+        assert joint.low <= single.low and single.high <= joint.high
+        assert (joint.low, joint.high) != (single.low, single.high)
+        assert joint.unclipped == single.unclipped
+
+
+def test_choice_display_is_on_the_simplex_and_keeps_the_unbiased_values() -> None:
+    oue = CHOICE_MECHANISMS[1]
+    choice = estimate_choice([60, 30, 30, 2, 0], 100, oue.p_true, oue.p_false)
+    assert choice is not None
+    unbiased = [e.unclipped for e in choice.options]
+    assert sum(unbiased) != pytest.approx(1)  # OUE's unbiased shares need not sum to 1
+    assert min(unbiased) < 0
+    assert sum(choice.display) == pytest.approx(1, abs=1e-12)
+    assert min(choice.display) >= 0
+    assert choice.display == pytest.approx(norm_sub(unbiased))
+
+
+@pytest.mark.parametrize(
+    ("estimates", "expected"),
+    [
+        # δ = (0.5 + 0.4 + 0.3 - 1)/3 = 1/15 taken off the three positive ones.
+        ((0.5, 0.4, 0.3, -0.1), (0.5 - 1 / 15, 0.4 - 1 / 15, 0.3 - 1 / 15, 0.0)),
+        # Already shares: unchanged.
+        ((0.2, 0.3, 0.5), (0.2, 0.3, 0.5)),
+        # Summing below 1: the common amount is added instead.
+        ((0.1, 0.2, 0.3), (0.1 + 0.4 / 3, 0.2 + 0.4 / 3, 0.3 + 0.4 / 3)),
+        # One large estimate takes everything once the rest would go negative.
+        ((1.4, 0.1, -0.2), (1.0, 0.0, 0.0)),
+        ((-0.2, -0.3), (0.55, 0.45)),
+    ],
+)
+def test_norm_sub_by_hand(estimates: tuple[float, ...], expected: tuple[float, ...]) -> None:
+    assert norm_sub(estimates) == pytest.approx(expected, abs=1e-12)
+
+
+def test_choice_without_responses_and_bad_counts() -> None:
+    assert estimate_choice([0, 0, 0], 0, 0.6, 0.2) is None
+    with pytest.raises(ValueError):
+        estimate_choice([5], 10, 0.6, 0.2)
+    with pytest.raises(ValueError):
+        estimate_choice([5, 11], 10, 0.6, 0.2)
+
+
+# --- means of number questions -----------------------------------------------------------
+
+
+def test_mean_by_hand() -> None:
+    # Reports 2, 4, 4, 6: mean 4, sample variance 8/3; Duchi-like affine map 1 + 2r.
+    reports = [2, 4, 4, 6]
+    e = estimate_mean(4, sum(reports), sum(r * r for r in reports), 1.0, 2.0, -100, 100)
+    assert e is not None
+    se = 2 * math.sqrt(8 / 3 / 4)
+    half = student_t.ppf(0.975, 3) * se
+    assert e.unclipped == e.point == 9.0
+    assert e.std_error == pytest.approx(se, rel=1e-12)
+    assert (e.low, e.high) == pytest.approx((9 - half, 9 + half), rel=1e-12)
+    assert e.confidence == 0.95
+
+
+def test_mean_of_no_one_one_and_identical_reports() -> None:
+    assert estimate_mean(0, 0, 0, 0.0, 1.0, 0, 10) is None
+    one = estimate_mean(1, 7, 49, 0.0, 1.0, 0, 10)
+    assert one is not None
+    assert (one.point, one.low, one.high, one.std_error) == (7.0, 0.0, 10.0, math.inf)
+    same = estimate_mean(5, 15, 45, 0.0, 1.0, 0, 10)
+    assert same is not None and (same.low, same.high) == (0.0, 10.0) and same.point == 3.0
+
+
+def test_mean_outside_the_range_keeps_a_proper_interval() -> None:
+    # Laplace reports can average below min: the point is clipped, the interval is
+    # [min, min + t·s/√n] as if the mean sat on the bound, never zero width.
+    reports = [-9, -7, -8, -6]
+    e = estimate_mean(4, sum(reports), sum(r * r for r in reports), 0.0, 1.0, 0, 10)
+    assert e is not None
+    assert e.unclipped == -7.5 and e.point == 0.0
+    assert e.low == 0.0 < e.high == pytest.approx(student_t.ppf(0.975, 3) * e.std_error)
+    high = estimate_mean(4, 4 * 13, 4 * 169 + 2, 0.0, 1.0, 0, 10)
+    assert high is not None and high.point == 10.0 and high.low < high.high == 10.0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (-1, 0, 0, 0.0, 1.0, 0, 10, 0.95),
+        (2, 10, 10, 0.0, 1.0, 0, 10, 0.95),  # 2·10 < 10²: not from 2 reports
+        (2, 1, 1, 0.0, 1.0, 10, 0, 0.95),
+        (2, 1, 1, 0.0, 0.0, 0, 10, 0.95),
+        (2, 1, 1, 0.0, 1.0, 0, 10, 1.0),
+        (0, 3, 9, 0.0, 1.0, 0, 10, 0.95),
+    ],
+)
+def test_mean_bad_inputs_raise(args: tuple[Any, ...]) -> None:
+    with pytest.raises(ValueError):
+        estimate_mean(*args)
+
+
+NUMBER_MECHANISMS = [
+    DiscreteLaplace.from_epsilon(0, 10, Fraction(1)),
+    DuchiBinary.from_epsilon(0, 10, Fraction(1)),
+]
+
+
+@pytest.mark.parametrize("mechanism", NUMBER_MECHANISMS, ids=lambda m: m.name)
+def test_mean_interval_coverage_and_unbiasedness(mechanism: DiscreteLaplace | DuchiBinary) -> None:
+    rng = np.random.default_rng(6_060)
+    n, surveys = 200, 2_000
+    answers = rng.binomial(10, 0.25, size=(surveys, n))  # true mean 2.5, skewed to the low end
+    reports = simulate(mechanism, answers, rng).astype(np.int64)
+    totals, squares = reports.sum(axis=1), (reports * reports).sum(axis=1)
+    covered, unclipped = 0, []
+    for total, square in zip(totals, squares, strict=True):
+        e = estimate_mean(
+            n, int(total), int(square), mechanism.value_offset, mechanism.value_scale, 0, 10
+        )
+        assert e is not None and 0 <= e.low < e.high <= 10
+        covered += e.low <= 2.5 <= e.high
+        unclipped.append(e.unclipped)
+    assert covered / surveys >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / surveys)
+    mean, se = np.mean(unclipped), np.std(unclipped, ddof=1) / math.sqrt(surveys)
+    assert abs(mean - 2.5) <= 5 * se

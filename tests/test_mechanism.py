@@ -1,14 +1,34 @@
-"""The two-coin mechanism: its stated probabilities, its ε, and its source of coins."""
+"""The exact coins and the two-coin mechanism: stated probabilities, ε, source of coins."""
 
 import ast
 import inspect
+import json
 import math
 import secrets
+from collections import Counter
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from scipy.stats import chisquare
 
-from survey_app.privacy import mechanism, simulate_reports
+from survey_app.privacy import (
+    choice,
+    choosing,
+    coins,
+    mechanism,
+    mechanism_from_parameters,
+    number,
+    simulate_reports,
+    yes_no_mechanism,
+)
+from survey_app.privacy.coins import (
+    SECURE,
+    bernoulli,
+    bernoulli_exp_minus,
+    discrete_laplace,
+    uniform_below,
+)
 from survey_app.privacy.mechanism import (
     FAIR_COINS,
     TwoCoinDesign,
@@ -17,7 +37,7 @@ from survey_app.privacy.mechanism import (
     survey_epsilon,
 )
 
-DRAWS = 200_000
+DRAWS = 30_000
 
 
 def assert_rate_near(successes: int, draws: int, expected: float) -> None:
@@ -139,8 +159,8 @@ def test_randomize_draws_its_coins_from_secrets(monkeypatch: pytest.MonkeyPatch)
         calls.append(upper)
         return 0
 
-    # mechanism.secrets is the module the mechanism actually calls through.
-    monkeypatch.setattr(mechanism.secrets, "randbelow", always_zero)
+    # coins.secrets is the module every coin actually calls through.
+    monkeypatch.setattr(coins.secrets, "randbelow", always_zero)
     # randbelow -> 0 makes the first coin say "truthful", so the truth comes back.
     assert randomize(False) is False
     assert randomize(True) is True
@@ -149,7 +169,7 @@ def test_randomize_draws_its_coins_from_secrets(monkeypatch: pytest.MonkeyPatch)
 
 def test_forced_coin_also_comes_from_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     # randbelow -> upper - 1 fails every coin: not truthful, then forced "no".
-    monkeypatch.setattr(mechanism.secrets, "randbelow", lambda upper: upper - 1)
+    monkeypatch.setattr(coins.secrets, "randbelow", lambda upper: upper - 1)
     assert randomize(True) is False
 
 
@@ -164,8 +184,8 @@ def test_secure_coin_is_exact_for_dyadic_probabilities(
     assert mechanism._secure_bernoulli(0.3) is False
 
 
-def test_mechanism_source_never_imports_random() -> None:
-    tree = ast.parse(inspect.getsource(mechanism))
+def imports_of(module: object) -> set[str]:
+    tree = ast.parse(inspect.getsource(module))  # type: ignore[arg-type]
     imported: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -173,12 +193,19 @@ def test_mechanism_source_never_imports_random() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module)
             imported.update(f"{node.module}.{alias.name}" for alias in node.names)
-    assert "secrets" in imported
-    assert not {name for name in imported if name.split(".")[-1] == "random"}
+    return imported
+
+
+def test_coins_come_from_secrets_and_no_sampler_imports_random() -> None:
+    assert "secrets" in imports_of(coins)
+    for module in (coins, mechanism, choice, number, choosing):
+        imported = imports_of(module)
+        assert not {name for name in imported if name.split(".")[-1] == "random"}, module
+        assert "numpy" not in imported, module
 
 
 def test_randomize_answers_keeps_keys_and_randomizes_each_independently() -> None:
-    draws = 100_000
+    draws = 30_000
     both_yes = first_yes = second_yes = 0
     for _ in range(draws):
         reported = randomize_answers({"cheated": True, "smoked": True})
@@ -197,7 +224,7 @@ def test_randomize_answers_flips_fresh_coins_per_key(
 ) -> None:
     # First key: truthful coin heads -> truth. Second key: both coins tails -> "no".
     outcomes = iter([0, 1, 1])
-    monkeypatch.setattr(mechanism.secrets, "randbelow", lambda upper: next(outcomes))
+    monkeypatch.setattr(coins.secrets, "randbelow", lambda upper: next(outcomes))
     assert randomize_answers({"a": True, "b": True}) == {"a": True, "b": False}
 
 
@@ -213,3 +240,234 @@ def test_survey_epsilon_is_basic_composition(k: int) -> None:
 def test_survey_epsilon_uses_the_design() -> None:
     design = TwoCoinDesign.from_epsilon(0.5)
     assert survey_epsilon(4, design) == pytest.approx(2.0, rel=1e-9)
+
+
+# --- exact coins ----------------------------------------------------------------------
+
+
+class Scripted:
+    """A random source that replays given integers (and records the bounds asked for)."""
+
+    def __init__(self, outcomes: list[int]) -> None:
+        self.outcomes = iter(outcomes)
+        self.bounds: list[int] = []
+
+    def randbelow(self, n: int, /) -> int:
+        self.bounds.append(n)
+        value = next(self.outcomes)
+        assert 0 <= value < n
+        return value
+
+
+def assert_distribution(counts: Counter[object], expected: dict[object, float]) -> None:
+    """Chi-square goodness of fit; cells expected below 5 draws are pooled with the rest.
+
+    A p-value below 1e-6 fails: a false alarm about once in a million runs.
+    """
+    draws = sum(counts.values())
+    assert set(counts) <= set(expected) or sum(expected.values()) < 1, set(counts) - set(expected)
+    observed, wanted = [], []
+    rest_observed, rest_wanted = draws, float(draws)
+    for cell, probability in expected.items():
+        if probability * draws >= 5:
+            observed.append(counts.get(cell, 0))
+            wanted.append(probability * draws)
+            rest_observed -= counts.get(cell, 0)
+            rest_wanted -= probability * draws
+    if rest_wanted >= 1e-9 * draws:
+        observed.append(rest_observed)
+        wanted.append(rest_wanted)
+    else:
+        assert rest_observed == 0
+    p_value = chisquare(observed, np.array(wanted) * sum(observed) / sum(wanted)).pvalue
+    assert p_value > 1e-6, (p_value, observed, wanted)
+
+
+@pytest.mark.parametrize("probability", [Fraction(0), Fraction(3, 7), Fraction(1, 2), Fraction(1)])
+def test_bernoulli_is_exact_over_every_outcome(probability: Fraction) -> None:
+    # randbelow(b) takes each of its b values once: exactly a of them give True.
+    b = probability.denominator
+    source = Scripted(list(range(b)))
+    heads = sum(bernoulli(probability, source) for _ in range(b))
+    assert Fraction(heads, b) == probability
+    assert source.bounds == [b] * b
+
+
+@pytest.mark.parametrize("probability", [Fraction(-1, 2), Fraction(3, 2)])
+def test_bernoulli_refuses_impossible_probabilities(probability: Fraction) -> None:
+    with pytest.raises(ValueError, match="probability"):
+        bernoulli(probability)
+
+
+def test_uniform_below() -> None:
+    assert uniform_below(7, Scripted([6])) == 6
+    with pytest.raises(ValueError):
+        uniform_below(0)
+    counts = Counter(uniform_below(5) for _ in range(DRAWS))
+    assert_distribution(counts, {i: 1 / 5 for i in range(5)})
+
+
+@pytest.mark.parametrize(
+    "gamma", [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(5, 2), Fraction(7, 100)]
+)
+def test_bernoulli_exp_minus_has_probability_e_to_minus_gamma(gamma: Fraction) -> None:
+    draws = 10_000
+    heads = sum(bernoulli_exp_minus(gamma) for _ in range(draws))
+    if gamma:
+        assert_rate_near(heads, draws, math.exp(-gamma))
+    else:
+        assert heads == draws
+
+
+def test_bernoulli_exp_minus_follows_the_series() -> None:
+    # γ = 1/2: draws Bernoulli(1/2) (heads), then Bernoulli(1/4) (tails): K = 2 is even -> 0.
+    source = Scripted([0, 3])
+    assert bernoulli_exp_minus(Fraction(1, 2), source) is False
+    assert source.bounds == [2, 4]
+
+
+def laplace_pmf(gamma: Fraction, z: int) -> float:
+    alpha = math.exp(-gamma)
+    return (1 - alpha) / (1 + alpha) * alpha ** abs(z)
+
+
+@pytest.mark.parametrize("gamma", [Fraction(1, 2), Fraction(3, 2), Fraction(1, 7), Fraction(3)])
+def test_discrete_laplace_matches_its_pmf(gamma: Fraction) -> None:
+    draws = 6_000
+    counts = Counter(discrete_laplace(gamma) for _ in range(draws))
+    width = max(counts, key=abs)
+    support = range(-abs(width) - 5, abs(width) + 6)
+    assert_distribution(counts, {z: laplace_pmf(gamma, z) for z in support})
+    # And its variance 2α/(1 - α)², within 5 standard errors of the sample variance.
+    alpha = math.exp(-gamma)
+    variance = 2 * alpha / (1 - alpha) ** 2
+    second = sum(c * z * z for z, c in counts.items()) / draws
+    fourth = laplace_fourth_moment(gamma)
+    assert abs(second - variance) <= 5 * math.sqrt((fourth - variance**2) / draws)
+
+
+def laplace_fourth_moment(gamma: Fraction) -> float:
+    return sum(laplace_pmf(gamma, z) * z**4 for z in range(-2_000, 2_001))
+
+
+def test_discrete_laplace_refuses_non_positive_gamma() -> None:
+    with pytest.raises(ValueError, match="gamma"):
+        discrete_laplace(Fraction(0))
+
+
+def test_secure_source_is_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coins.secrets, "randbelow", lambda n: n - 1)
+    assert SECURE.randbelow(10) == 9
+
+
+# --- the two-coin design's exact form -------------------------------------------------
+
+
+def test_fair_coins_parameters_are_exact_text() -> None:
+    assert FAIR_COINS.parameters() == {
+        "mechanism": "two_coin_randomized_response",
+        "truth_probability": "1/2",
+        "forced_yes_probability": "1/2",
+    }
+    assert FAIR_COINS.probability(True, True) == Fraction(3, 4)
+    assert FAIR_COINS.probability(False, True) == Fraction(1, 4)
+    assert FAIR_COINS.probability(True, False) == Fraction(1, 4)
+    assert (FAIR_COINS.p_true, FAIR_COINS.p_false) == (0.75, 0.25)
+    # At π = 0: λ = 1/4, variance (1/4)(3/4)/(1/2)² = 3/4.
+    assert FAIR_COINS.small_share_variance == 0.75
+
+
+def test_fair_coins_epsilon_is_ln3_from_the_fractions() -> None:
+    assert FAIR_COINS.epsilon == math.log(3)
+    assert yes_no_mechanism(None) is FAIR_COINS
+
+
+@pytest.mark.parametrize("epsilon", ["0.01", "0.1", "0.5", "1", "1.099", "2", "3.333", "7", "10"])
+def test_from_epsilon_realized_never_exceeds_requested(epsilon: str) -> None:
+    requested = Fraction(epsilon)
+    design = yes_no_mechanism(requested)
+    assert isinstance(design.truth_probability, Fraction)
+    assert design.forced_yes_probability == Fraction(1, 2)
+    assert design.epsilon <= float(requested)
+    assert design.epsilon == pytest.approx(float(requested), abs=1e-12)
+    # ε from the exact fractions: ln((1 + t)/(1 - t)), computed exactly.
+    t = design.truth_probability
+    assert design.epsilon == math.log((1 + t) / (1 - t))
+    # The exact ratio stays below e^ε at high precision too (not only as floats).
+    import decimal
+
+    with decimal.localcontext() as context:
+        context.prec = 50
+        ratio = decimal.Decimal((1 + t).numerator * (1 - t).denominator) / decimal.Decimal(
+            (1 + t).denominator * (1 - t).numerator
+        )
+        assert ratio <= decimal.Decimal(epsilon).exp()
+
+
+@pytest.mark.parametrize("design", [FAIR_COINS, TwoCoinDesign(0.6, 0.3), TwoCoinDesign(0.3, 0.8)])
+def test_two_coin_ldp_ratio_from_probability(design: TwoCoinDesign) -> None:
+    worst = max(
+        design.probability(report, a) / design.probability(report, b)
+        for report in (True, False)
+        for a in (True, False)
+        for b in (True, False)
+    )
+    assert math.log(worst) == pytest.approx(design.epsilon, rel=1e-15)
+    for value in (True, False):
+        assert design.probability(True, value) + design.probability(False, value) == 1
+
+
+@pytest.mark.parametrize(
+    "design", [FAIR_COINS, TwoCoinDesign(0.6, 0.3), yes_no_mechanism(Fraction("0.5"))]
+)
+def test_two_coin_parameters_round_trip(design: TwoCoinDesign) -> None:
+    params = json.loads(json.dumps(design.parameters()))
+    again = mechanism_from_parameters(params)
+    assert again == design and again.parameters() == design.parameters()
+    assert TwoCoinDesign.from_parameters(params) == design
+
+
+def test_two_coin_parameters_from_legacy_float_rows() -> None:
+    # Rows stored before parameters became text hold REAL t and f: exact dyadic rationals.
+    legacy = {"mechanism": "two_coin_randomized_response"}
+    design = TwoCoinDesign.from_parameters(
+        {**legacy, "truth_probability": 0.6, "forced_yes_probability": 0.5}
+    )
+    assert design.truth_probability == Fraction(0.6)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"mechanism": "two_coin_randomized_response", "truth_probability": "1/2"},
+        {"mechanism": "generalized_randomized_response", "truth_probability": "1/2"},
+        {
+            "mechanism": "two_coin_randomized_response",
+            "truth_probability": "0.5",
+            "forced_yes_probability": "1/2",
+        },
+        {
+            "mechanism": "two_coin_randomized_response",
+            "truth_probability": "1/1",
+            "forced_yes_probability": "1/2",
+        },
+        {"mechanism": "telepathy"},
+        {},
+    ],
+)
+def test_bad_parameters_raise(params: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        mechanism_from_parameters(params)
+
+
+@pytest.mark.parametrize("value", ["yes", 2, None, 0.5])
+def test_randomize_refuses_non_yes_no_values(value: object) -> None:
+    with pytest.raises(ValueError, match="yes/no"):
+        FAIR_COINS.randomize(value)  # type: ignore[arg-type]
+
+
+def test_randomize_at_an_epsilon_matches_probability() -> None:
+    design = yes_no_mechanism(Fraction("0.5"))
+    for truth in (True, False):
+        yes = sum(design.randomize(truth) for _ in range(DRAWS))
+        assert_rate_near(yes, DRAWS, float(design.probability(True, truth)))

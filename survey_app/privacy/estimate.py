@@ -1,9 +1,10 @@
-"""Prevalence estimates from randomized yes/no answers (Warner 1965).
+"""Share estimates from randomized reports (Warner 1965), for yes/no and per option.
 
-The server only ever sees reported answers. A true "yes" is reported as "yes" with
-probability p1 = t + (1 - t) f and a true "no" with probability p0 = (1 - t) f, so the
-reported-yes rate λ estimates p0 + t·π, where π is the true prevalence. Inverting that
-affine map turns the reported rate, and any interval for it, into one for π.
+The server only ever sees reported answers. A member of a category (a true "yes", a
+chosen option) is reported in it with probability p1 and a non-member with probability
+p0, so the reported rate λ estimates p0 + (p1 - p0)·π, where π is the true share.
+Inverting that affine map turns the reported rate, and any interval for it, into one for
+π. Two-coin: p1 = t + (1 - t) f, p0 = (1 - t) f.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from scipy.special import betaincinv
 from .mechanism import FAIR_COINS, TwoCoinDesign
 
 INTERVAL_METHODS = ("wilson", "clopper-pearson")
+# Exact: its coverage never falls below the nominal level, at any n and any truth.
+DEFAULT_INTERVAL_METHOD = "clopper-pearson"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,28 @@ def estimate_prevalence(
 ) -> Estimate | None:
     """Estimate the true share of "yes" from ``reported_yes`` randomized "yes" among ``n``.
 
+    The two-coin case of ``estimate_proportion``: p_true = P(yes | yes) = t + (1 - t) f,
+    p_false = P(yes | no) = (1 - t) f.
+    """
+    return estimate_proportion(
+        reported_yes, n, design.p_yes_given_yes, design.p_yes_given_no, confidence, method
+    )
+
+
+def estimate_proportion(
+    count: int,
+    n: int,
+    p_true: float,
+    p_false: float,
+    confidence: float = 0.95,
+    method: str = DEFAULT_INTERVAL_METHOD,
+) -> Estimate | None:
+    """Estimate a true share π from ``count`` reports of a category among ``n``.
+
+    The count is Binomial(n, λ) with λ = p_false + (p_true - p_false)·π: ``p_true`` is the
+    chance a member of the category is reported in it, ``p_false`` the chance a
+    non-member is (yes/no: P(yes | yes) and P(yes | no); GRR: p and q; OUE: 1/2 and q).
+
     Returns None when ``n`` is 0: with no responses there is nothing to estimate, and
     callers show empty cells rather than a made-up number.
 
@@ -56,51 +81,52 @@ def estimate_prevalence(
     interval, close to nominal coverage) or "clopper-pearson" (exact, never below
     nominal coverage, somewhat wider). The interval is mapped to π through the same
     affine map as the point estimate; since that map is increasing, the interval for π
-    covers the truth whenever the interval for λ covers p0 + t·π (the boundary rule
-    below only ever widens it).
+    covers the truth whenever the interval for λ covers p_false + (p_true - p_false)·π
+    (the boundary rule below only ever widens it).
     """
-    reported_yes = operator.index(reported_yes)
+    count = operator.index(count)
     n = operator.index(n)
     if n < 0:
         raise ValueError("n must not be negative")
-    if not 0 <= reported_yes <= n:
-        raise ValueError("reported_yes must lie between 0 and n")
+    if not 0 <= count <= n:
+        raise ValueError("the count must lie between 0 and n")
     if not 0 < confidence < 1:
         raise ValueError("confidence must lie strictly between 0 and 1")
     if method not in INTERVAL_METHODS:
         raise ValueError(f"method must be one of {', '.join(INTERVAL_METHODS)}")
+    if not 0 <= p_false < p_true <= 1:
+        raise ValueError("need 0 <= p_false < p_true <= 1: a report must carry some signal")
     if n == 0:
         return None
 
-    t = design.truth_probability  # the slope p1 - p0 of λ as a function of π
-    p0 = design.p_yes_given_no
-    p1 = design.p_yes_given_yes
+    slope = p_true - p_false  # how much λ moves per unit of π
+    p0, p1 = p_false, p_true
 
-    def to_prevalence(rate: float) -> float:
-        return (rate - p0) / t
+    def to_share(rate: float) -> float:
+        return (rate - p0) / slope
 
-    rate = reported_yes / n
-    unclipped = to_prevalence(rate)
-    std_error = math.sqrt(rate * (1 - rate) / n) / t
+    rate = count / n
+    unclipped = to_share(rate)
+    std_error = math.sqrt(rate * (1 - rate) / n) / slope
 
     # Never a zero-width interval pretending certainty (DESIGN.md). A reported rate below
-    # p0 = P(yes | no) is more "no"-looking than even π = 0 produces on average: chance,
-    # not proof that nobody said yes. Clipping its interval can leave [0, 0] (mapped
-    # interval wholly below 0) or a sliver like [0, 0.01]. Instead the upper bound is
-    # computed as if λ̂ sat on the feasible boundary, λ̂ = p0, the rate π = 0 produces on
-    # average (same n, same method). That bound u lies above 0 for any
+    # p0 = P(report | not in the category) is more "no"-looking than even π = 0 produces
+    # on average: chance, not proof that the share is 0. Clipping its interval can leave
+    # [0, 0] (mapped interval wholly below 0) or a sliver like [0, 0.01]. Instead the
+    # upper bound is computed as if λ̂ sat on the feasible boundary, λ̂ = p0, the rate
+    # π = 0 produces on average (same n, same method). That bound u lies above 0 for any
     # n >= 1 (an interval holds its own λ̂ strictly inside), and since λ's upper bound
     # grows with λ̂, every λ̂ < p0 reports the same [0, u], no narrower than what a
     # typical draw at π = 0 gives: a more extreme draw never buys a more confident
     # answer, and the reported bounds stay monotone in the count. Only widening, so
-    # coverage cannot fall. The case λ̂ > p1 = P(yes | yes) is the mirror image.
+    # coverage cannot fall. The case λ̂ > p1 is the mirror image.
     if rate < p0:
-        low, high = 0.0, to_prevalence(_rate_interval(p0, n, confidence, method)[1])
+        low, high = 0.0, to_share(_rate_interval(p0, n, confidence, method)[1])
     elif rate > p1:
-        low, high = to_prevalence(_rate_interval(p1, n, confidence, method)[0]), 1.0
+        low, high = to_share(_rate_interval(p1, n, confidence, method)[0]), 1.0
     else:
         rate_low, rate_high = _rate_interval(rate, n, confidence, method)
-        low, high = to_prevalence(rate_low), to_prevalence(rate_high)
+        low, high = to_share(rate_low), to_share(rate_high)
     low, high = max(low, 0.0), min(high, 1.0)
     if not low < high:
         # Only reachable when λ's interval is narrower than float resolution (an
