@@ -10,9 +10,11 @@ a traceback.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -24,27 +26,70 @@ SURVEY_KEYS = {
     "title": True,
     "description": False,
     "access": False,
+    "consent": False,
+    "contact": False,
+    "max_epsilon": False,
     "questions": True,
 }
 #: Keys a question may have, in documentation order; True marks the required ones.
-QUESTION_KEYS = {"key": True, "text": True, "type": False}
-#: Question types the app can collect. yes_no: two-coin randomized response, ε = ln 3.
-QUESTION_TYPES = ("yes_no",)
+#: Which of the optional ones apply depends on the type and on ``sensitive``.
+QUESTION_KEYS = {
+    "key": True,
+    "text": True,
+    "type": False,
+    "sensitive": False,
+    "required": False,
+    "epsilon": False,
+    "mechanism": False,
+    "options": False,
+    "min": False,
+    "max": False,
+}
+#: Question types the app can collect. yes_no: two-coin randomized response;
+#: choice: one of a list of options; number: a whole number between min and max.
+QUESTION_TYPES = ("yes_no", "choice", "number")
 # open: anyone with the survey's address, once per browser; invitation: single-use links.
 ACCESS_MODES = ("open", "invitation")
 DEFAULT_QUESTION_TYPE = "yes_no"
+#: The mechanisms a sensitive question may ask for, by type; "auto" lets the privacy
+#: package pick the more accurate one for the question's ε and size.
+MECHANISMS = {"choice": ("auto", "grr", "oue"), "number": ("auto", "laplace", "duchi")}
+DEFAULT_MECHANISM = "auto"
 #: Names the survey form already uses for its own fields; a question named like one
 #: would collide with it in the submitted form.
-RESERVED_QUESTION_KEYS = frozenset({"csrf_token", "submission_id", "randomized", "invitation"})
+RESERVED_QUESTION_KEYS = frozenset(
+    {"csrf_token", "submission_id", "randomized", "invitation", "design", "agreed"}
+)
 
 SLUG_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 QUESTION_KEY_PATTERN = re.compile(r"[a-z0-9_]+")
 MAX_SLUG_LENGTH = 64
 MAX_TITLE_LENGTH = 200
 MAX_DESCRIPTION_LENGTH = 5000
+MAX_CONSENT_LENGTH = 5000
+MAX_CONTACT_LENGTH = 500
 MAX_QUESTIONS = 100
 MAX_QUESTION_KEY_LENGTH = 64
 MAX_QUESTION_TEXT_LENGTH = 1000
+MIN_OPTIONS = 2
+MAX_OPTIONS = 20
+MAX_OPTION_LENGTH = 200
+#: A number question's bounds: whole numbers, |min|, |max| ≤ MAX_NUMBER_MAGNITUDE and
+#: max - min ≤ MAX_NUMBER_RANGE (the range sets the noise a number question needs).
+MAX_NUMBER_MAGNITUDE = 10**9
+MAX_NUMBER_RANGE = 1_000_000
+
+#: A question's requested ε: a decimal with at most EPSILON_DECIMALS places, in
+#: [EPSILON_MIN, EPSILON_MAX]. Written exactly, it reaches the privacy package unrounded.
+EPSILON_MIN = Fraction("0.01")
+EPSILON_MAX = Fraction(10)
+EPSILON_DECIMALS = 3
+#: The survey's max_epsilon: the same kind of decimal, in [EPSILON_MIN, MAX_EPSILON_MAX].
+MAX_EPSILON_MAX = Fraction(1000)
+#: ε of a yes/no question without epsilon: fair coins, P(yes|yes) = 3/4, P(yes|no) = 1/4.
+DEFAULT_YES_NO_EPSILON = math.log(3)
+#: ε of a sensitive choice or number question without epsilon.
+DEFAULT_CHOICE_NUMBER_EPSILON = Fraction(1)
 
 _TOO_DEEP = "the definition is nested too deeply to be a survey"
 _EMPTY = "the definition is empty (it needs slug, title and questions)"
@@ -57,6 +102,29 @@ class QuestionDefinition:
     key: str
     text: str
     type: str = DEFAULT_QUESTION_TYPE
+    #: As written; None means the type's default (see requested_epsilon) or, for a
+    #: plain question, none at all.
+    epsilon: Fraction | None = None
+    mechanism: str = DEFAULT_MECHANISM
+    options: tuple[str, ...] = ()
+    min: int | None = None
+    max: int | None = None
+    #: False (choice and number only): stored as given, outside any privacy guarantee.
+    sensitive: bool = True
+    #: False: the respondent may skip it.
+    required: bool = True
+
+    @property
+    def requested_epsilon(self) -> Fraction | float | None:
+        """The ε this question asks for per respondent: None for a plain question,
+        ln 3 (a float: it is irrational) for a yes/no question without epsilon."""
+        if not self.sensitive:
+            return None
+        if self.epsilon is not None:
+            return self.epsilon
+        if self.type == "yes_no":
+            return DEFAULT_YES_NO_EPSILON
+        return DEFAULT_CHOICE_NUMBER_EPSILON
 
 
 @dataclass(frozen=True)
@@ -68,6 +136,12 @@ class SurveyDefinition:
     description: str
     questions: tuple[QuestionDefinition, ...]
     access: str = "open"
+    #: When given, the questions' requested ε may add up to at most this per respondent.
+    max_epsilon: Fraction | None = None
+    #: Shown before the questions with an "I agree" step; "" for no consent step.
+    consent: str = ""
+    #: The researcher's contact, shown with the consent.
+    contact: str = ""
 
 
 class SurveyDefinitionError(ValueError):
@@ -145,14 +219,21 @@ class _YamlScalar:
     """A YAML scalar that is not a string, kept unconstructed.
 
     Constructing it could itself fail (``2024-13-45`` resolves as a date), and validation
-    only needs to say what it is, e.g. that ``title: yes`` is a boolean.
+    only needs to say what it is, e.g. that ``title: yes`` is a boolean. Numbers and
+    booleans are read from ``text`` as written, never through a float.
     """
 
     kind: str
     text: str
+    tag: str = ""
 
 
 _YAML_STR_TAG = "tag:yaml.org,2002:str"
+_YAML_BOOL_TAG = "tag:yaml.org,2002:bool"
+_YAML_INT_TAG = "tag:yaml.org,2002:int"
+_YAML_FLOAT_TAG = "tag:yaml.org,2002:float"
+# YAML 1.1, as PyYAML resolves it: yes/no and on/off are booleans too.
+_YAML_TRUE = frozenset({"true", "yes", "on"})
 _YAML_SCALAR_KINDS = {
     "tag:yaml.org,2002:null": "an empty value",
     "tag:yaml.org,2002:bool": "a boolean",
@@ -269,7 +350,8 @@ def _plain(node: yaml.Node, path: str, lines: dict[str, int]) -> object:
         # PyYAML decodes a JSON-style "\ud83d\ude00" escape as two lone surrogates;
         # joining them gives back the character the author wrote.
         return str(node.value).encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
-    return _YamlScalar(_YAML_SCALAR_KINDS.get(node.tag, f"a value tagged {node.tag}"), node.value)
+    kind = _YAML_SCALAR_KINDS.get(node.tag, f"a value tagged {node.tag}")
+    return _YamlScalar(kind, node.value, node.tag)
 
 
 def _plain_mapping(node: yaml.MappingNode, path: str, lines: dict[str, int]) -> dict[str, object]:
@@ -313,14 +395,67 @@ def _nearest_line(field: str, lines: dict[str, int]) -> int | None:
 
 def _survey(data: object) -> SurveyDefinition:
     survey = _mapping(data, "", SURVEY_KEYS)
+    slug = _slug(survey["slug"])
+    title = _text(survey["title"], "title", MAX_TITLE_LENGTH)
+    description = _text(
+        survey.get("description", ""), "description", MAX_DESCRIPTION_LENGTH, may_be_empty=True
+    )
+    access = _choice(survey.get("access", "open"), "access", ACCESS_MODES)
+    consent = ""
+    if "consent" in survey:
+        # An empty consent would show an "I agree" step with nothing to agree to.
+        consent = _text(survey["consent"], "consent", MAX_CONSENT_LENGTH)
+    contact = _text(survey.get("contact", ""), "contact", MAX_CONTACT_LENGTH, may_be_empty=True)
+    max_epsilon = None
+    if "max_epsilon" in survey:
+        max_epsilon = _decimal(survey["max_epsilon"], "max_epsilon", MAX_EPSILON_MAX)
+    questions = _questions(survey["questions"])
+    if max_epsilon is not None:
+        _check_total_epsilon(questions, max_epsilon)
     return SurveyDefinition(
-        slug=_slug(survey["slug"]),
-        title=_text(survey["title"], "title", MAX_TITLE_LENGTH),
-        description=_text(
-            survey.get("description", ""), "description", MAX_DESCRIPTION_LENGTH, may_be_empty=True
-        ),
-        questions=_questions(survey["questions"]),
-        access=_choice(survey.get("access", "open"), "access", ACCESS_MODES),
+        slug=slug,
+        title=title,
+        description=description,
+        questions=questions,
+        access=access,
+        max_epsilon=max_epsilon,
+        consent=consent,
+        contact=contact,
+    )
+
+
+def _check_total_epsilon(questions: tuple[QuestionDefinition, ...], limit: Fraction) -> None:
+    """Composition: a respondent answering every sensitive question reveals at most the
+    sum of their ε. Realized ε never exceeds requested (the privacy package rounds toward
+    privacy), so checking the requested values is sound."""
+    exact = Fraction(0)
+    fair_coins = 0  # yes/no questions without epsilon: ln 3 each, irrational
+    for question in questions:
+        requested = question.requested_epsilon
+        if isinstance(requested, Fraction):
+            exact += requested
+        elif requested is not None:
+            fair_coins += 1
+    if not fair_coins:
+        if exact <= limit:
+            return
+        total = f"= {_format_decimal(exact)}"
+    else:
+        # Float error is far below the gap between n·ln 3 + (a decimal) and a decimal.
+        inexact = float(exact) + fair_coins * DEFAULT_YES_NO_EPSILON
+        if inexact <= limit:
+            return
+        # Rounded up: the total shown is never at or below the limit it exceeds.
+        shown = Fraction(math.ceil(inexact * 1000), 1000)
+        plural = "s" if fair_coins > 1 else ""
+        total = (
+            f"≈ {_format_decimal(shown)} (with {fair_coins} yes/no question{plural} "
+            "at the default ε = ln 3 ≈ 1.099)"
+        )
+    raise SurveyDefinitionError(
+        f"the questions add up to ε {total} per respondent, more than "
+        f"max_epsilon = {_format_decimal(limit)}",
+        "max_epsilon",
     )
 
 
@@ -404,11 +539,118 @@ def _questions(value: object) -> tuple[QuestionDefinition, ...]:
 
 def _question(value: object, field: str) -> QuestionDefinition:
     question = _mapping(value, field, QUESTION_KEYS)
+    key = _question_key(question["key"], f"{field}.key")
+    text = _text(question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH)
+    kind = _choice(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type", QUESTION_TYPES)
+    sensitive = _boolean(question.get("sensitive", True), f"{field}.sensitive")
+    if not sensitive and kind == "yes_no":
+        raise SurveyDefinitionError(
+            "yes/no questions are always randomized: sensitive: false is only for "
+            "choice and number questions",
+            f"{field}.sensitive",
+        )
+    required = _boolean(question.get("required", True), f"{field}.required")
+    epsilon = None
+    if "epsilon" in question:
+        if not sensitive:
+            raise SurveyDefinitionError(
+                "a plain question (sensitive: false) has no ε: it is stored as given",
+                f"{field}.epsilon",
+            )
+        epsilon = _decimal(question["epsilon"], f"{field}.epsilon", EPSILON_MAX)
+    mechanism = DEFAULT_MECHANISM
+    if "mechanism" in question:
+        if kind == "yes_no":
+            raise SurveyDefinitionError(
+                "yes/no questions always use two-coin randomized response: leave mechanism out",
+                f"{field}.mechanism",
+            )
+        if not sensitive:
+            raise SurveyDefinitionError(
+                "a plain question (sensitive: false) has no mechanism: it is stored as given",
+                f"{field}.mechanism",
+            )
+        mechanism = _choice(question["mechanism"], f"{field}.mechanism", MECHANISMS[kind])
+    options: tuple[str, ...] = ()
+    if kind == "choice":
+        if "options" not in question:
+            raise SurveyDefinitionError("is required for a choice question", f"{field}.options")
+        options = _options(question["options"], f"{field}.options")
+    elif "options" in question:
+        raise SurveyDefinitionError(
+            f"only choice questions have options (this one is {kind})", f"{field}.options"
+        )
+    low = high = None
+    if kind == "number":
+        for bound in ("min", "max"):
+            if bound not in question:
+                raise SurveyDefinitionError("is required for a number question", f"{field}.{bound}")
+        low = _whole_number(question["min"], f"{field}.min")
+        high = _whole_number(question["max"], f"{field}.max")
+        if high <= low:
+            raise SurveyDefinitionError(
+                f"must be greater than min (got min {low}, max {high})", f"{field}.max"
+            )
+        if high - low > MAX_NUMBER_RANGE:
+            raise SurveyDefinitionError(
+                f"must be at most {MAX_NUMBER_RANGE} more than min (got max - min = {high - low})",
+                f"{field}.max",
+            )
+    else:
+        for bound in ("min", "max"):
+            if bound in question:
+                raise SurveyDefinitionError(
+                    f"only number questions have min and max (this one is {kind})",
+                    f"{field}.{bound}",
+                )
     return QuestionDefinition(
-        key=_question_key(question["key"], f"{field}.key"),
-        text=_text(question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH),
-        type=_choice(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type", QUESTION_TYPES),
+        key=key,
+        text=text,
+        type=kind,
+        epsilon=epsilon,
+        mechanism=mechanism,
+        options=options,
+        min=low,
+        max=high,
+        sensitive=sensitive,
+        required=required,
     )
+
+
+def _options(value: object, field: str) -> tuple[str, ...]:
+    """Option texts as shown to the respondent; their order is their index in the form,
+    in the stored answers and in the export, so it is kept as written."""
+    if not isinstance(value, list):
+        raise SurveyDefinitionError(
+            f"must be a list of option texts (got {_describe(value)})", field
+        )
+    if not MIN_OPTIONS <= len(value) <= MAX_OPTIONS:
+        raise SurveyDefinitionError(
+            f"must list {MIN_OPTIONS} to {MAX_OPTIONS} options (got {len(value)})", field
+        )
+    options: list[str] = []
+    first_use: dict[str, int] = {}
+    for index, item in enumerate(value):
+        item_field = f"{field}[{index}]"
+        option = _text(_integer_as_text(item), item_field, MAX_OPTION_LENGTH)
+        if option in first_use:
+            raise SurveyDefinitionError(
+                f"duplicate option {_shorten(option)} (already {field}[{first_use[option]}])",
+                item_field,
+            )
+        first_use[option] = index
+        options.append(option)
+    return tuple(options)
+
+
+def _integer_as_text(value: object) -> object:
+    """Options such as 1, 2, 3 are labels: an integer is taken as the text it was written
+    as. Anything else non-textual (1.5, yes) still needs quotes, which _string says."""
+    if isinstance(value, _YamlScalar) and value.tag == _YAML_INT_TAG:
+        return value.text
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
 
 
 def _question_key(value: object, field: str) -> str:
@@ -451,6 +693,97 @@ def _string(value: object, field: str) -> str:
         # YAML reads yes, no, on, 2024 and 1.0 as non-strings; quoting is the cure.
         hint = f"; put {value.text} in quotes if you meant it as text"
     raise SurveyDefinitionError(f"must be a string (got {_describe(value)}{hint})", field)
+
+
+_DECIMAL_NUMBER = re.compile(
+    r"[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+)
+_WHOLE_NUMBER = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_MAX_NUMBER_TEXT = 40  # longer is no sensible ε; and Fraction("1e999999") would be costly
+
+
+def _decimal(value: object, field: str, maximum: Fraction) -> Fraction:
+    """An ε-like decimal, exactly as written: 0.1 is 1/10, not the float next to it.
+
+    Only decimal notation counts; YAML's hex, octal (leading 0), 1_000 and 1:30 forms are
+    refused rather than read in a way the author may not have meant.
+    """
+    number = None
+    if isinstance(value, _YamlScalar) and value.tag in (_YAML_INT_TAG, _YAML_FLOAT_TAG):
+        number = _exact(value.text)
+    elif isinstance(value, float):
+        number = _exact(repr(value))  # the shortest text that reads back as this float
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = Fraction(value)
+    if (
+        number is None
+        or not EPSILON_MIN <= number <= maximum
+        or (number * 10**EPSILON_DECIMALS).denominator != 1
+    ):
+        raise SurveyDefinitionError(
+            f"must be a number from {_format_decimal(EPSILON_MIN)} to "
+            f"{_format_decimal(maximum)} with at most {EPSILON_DECIMALS} decimals "
+            f"(got {_number_got(value)})",
+            field,
+        )
+    return number
+
+
+def _exact(text: str) -> Fraction | None:
+    if len(text) > _MAX_NUMBER_TEXT or not _DECIMAL_NUMBER.fullmatch(text):
+        return None  # nan, inf, hex, ...
+    exponent = text.lower().partition("e")[2]
+    if exponent and abs(int(exponent)) > _MAX_NUMBER_TEXT:
+        return None  # far out of any range
+    return Fraction(text)
+
+
+def _whole_number(value: object, field: str) -> int:
+    """min and max are integers as written: 1.0 is refused, since a number question
+    collects whole numbers and 1.0 hints that the author expects decimals."""
+    number = None
+    if (
+        isinstance(value, _YamlScalar)
+        and value.tag == _YAML_INT_TAG
+        and len(value.text) <= _MAX_NUMBER_TEXT
+        and _WHOLE_NUMBER.fullmatch(value.text)
+    ):
+        number = int(value.text)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    if number is None or abs(number) > MAX_NUMBER_MAGNITUDE:
+        raise SurveyDefinitionError(
+            f"must be a whole number from {-MAX_NUMBER_MAGNITUDE} to {MAX_NUMBER_MAGNITUDE} "
+            f"(got {_number_got(value)})",
+            field,
+        )
+    return number
+
+
+def _number_got(value: object) -> str:
+    """A number is shown as written; anything else by its kind (text by its value too,
+    since "0.5" in quotes looks just like a number in the file)."""
+    if isinstance(value, _YamlScalar) and value.tag in (_YAML_INT_TAG, _YAML_FLOAT_TAG):
+        return value.text
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, str):
+        return f"the text {_shorten(value)}"
+    return _describe(value)
+
+
+def _format_decimal(number: Fraction) -> str:
+    """A decimal with at most EPSILON_DECIMALS places, without trailing zeros."""
+    return f"{float(number):.{EPSILON_DECIMALS}f}".rstrip("0").rstrip(".")
+
+
+def _boolean(value: object, field: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, _YamlScalar) and value.tag == _YAML_BOOL_TAG:
+        return value.text.lower() in _YAML_TRUE
+    got = f"the text {_shorten(value)}" if isinstance(value, str) else _describe(value)
+    raise SurveyDefinitionError(f"must be true or false (got {got})", field)
 
 
 def _describe(value: object) -> str:

@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import json
+import math
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from survey_app import definitions
 from survey_app.definitions import (
+    DEFAULT_CHOICE_NUMBER_EPSILON,
+    DEFAULT_YES_NO_EPSILON,
+    EPSILON_MAX,
+    EPSILON_MIN,
+    MAX_EPSILON_MAX,
+    MAX_NUMBER_MAGNITUDE,
+    MAX_NUMBER_RANGE,
+    MAX_OPTION_LENGTH,
+    MAX_OPTIONS,
+    MECHANISMS,
+    MIN_OPTIONS,
+    QUESTION_TYPES,
     QuestionDefinition,
     SurveyDefinition,
     SurveyDefinitionError,
@@ -239,14 +254,16 @@ BAD_YAML = [
         yaml_with("    type: yes_no\n", "    type: yes_no\n    colour: red\n"),
         "questions[0].colour",
         8,
-        "unknown key 'colour' (allowed: key, text, type)",
+        "unknown key 'colour' (allowed: key, text, type, sensitive, required, epsilon, "
+        "mechanism, options, min, max)",
     ),
     (
         "top-unknown-key",
         VALID_YAML + "tittle: x\n",
         "tittle",
         10,
-        "unknown key 'tittle' (allowed: slug, title, description, access, questions)",
+        "unknown key 'tittle' (allowed: slug, title, description, access, consent, contact, "
+        "max_epsilon, questions)",
     ),
     ("top-duplicate-key", yaml_with("title:", "slug: other\ntitle:"), "slug", 2, "duplicate key"),
     (
@@ -363,7 +380,9 @@ def test_json_that_pyyaml_cannot_read_still_validates_without_lines() -> None:
     assert (err.field, err.message) == ("slug", "duplicate key")
 
 
-@pytest.mark.parametrize("key", ["csrf_token", "submission_id", "randomized", "invitation"])
+@pytest.mark.parametrize(
+    "key", ["csrf_token", "submission_id", "randomized", "invitation", "design", "agreed"]
+)
 def test_reserved_form_field_names_are_refused_as_question_keys(key: str) -> None:
     err = raised(yaml_with("key: drugs", f"key: {key}"))
     assert (err.field, err.line) == ("questions[1].key", 8)
@@ -450,8 +469,25 @@ def test_arbitrary_text_only_ever_raises_survey_definition_error(text: str, fmt:
             "slug": JSON_VALUES,
             "title": JSON_VALUES,
             "description": JSON_VALUES,
+            "max_epsilon": JSON_VALUES,
             "questions": st.lists(
-                st.dictionaries(st.sampled_from(["key", "text", "type"]), JSON_VALUES)
+                st.dictionaries(
+                    st.sampled_from(
+                        [
+                            "key",
+                            "text",
+                            "type",
+                            "epsilon",
+                            "mechanism",
+                            "options",
+                            "min",
+                            "max",
+                            "sensitive",
+                            "required",
+                        ]
+                    ),
+                    JSON_VALUES,
+                )
             ),
         },
     )
@@ -482,3 +518,888 @@ def test_access_defaults_to_open_and_refuses_others() -> None:
         "slug: s\ntitle: T\naccess: secret\nquestions:\n  - {key: q, text: 'Q?'}\n", "x.yaml"
     )
     assert (err.field, err.line) == ("access", 3)
+
+
+# Question types, ε and the survey's privacy settings. Line numbers below refer to these
+# texts; every bad case states the whole message, as the author would read it.
+
+MIXED_EXAMPLE = EXAMPLE.parent / "mixed-survey.yaml"
+
+MIXED_YAML = """\
+slug: s
+title: T
+max_epsilon: 6
+consent: Agree?
+contact: me@example.org
+questions:
+  - key: cheated
+    text: Cheated?
+    epsilon: 0.5
+  - key: substance
+    text: Which?
+    type: choice
+    options: [none, cannabis, other]
+    mechanism: grr
+  - key: drinks
+    text: How many?
+    type: number
+    min: 0
+    max: 50
+  - key: year
+    text: Year?
+    type: choice
+    options: ["1", "2", "3", "4+"]
+    sensitive: false
+    required: false
+"""
+
+MIXED_JSON = """\
+{
+  "slug": "s",
+  "title": "T",
+  "max_epsilon": 6,
+  "consent": "Agree?",
+  "contact": "me@example.org",
+  "questions": [
+    {"key": "cheated", "text": "Cheated?", "epsilon": 0.5},
+    {"key": "substance", "text": "Which?", "type": "choice",
+     "options": ["none", "cannabis", "other"], "mechanism": "grr"},
+    {"key": "drinks", "text": "How many?", "type": "number", "min": 0, "max": 50},
+    {"key": "year", "text": "Year?", "type": "choice", "options": ["1", "2", "3", "4+"],
+     "sensitive": false, "required": false}
+  ]
+}
+"""
+
+MIXED = SurveyDefinition(
+    slug="s",
+    title="T",
+    description="",
+    questions=(
+        QuestionDefinition(key="cheated", text="Cheated?", epsilon=Fraction(1, 2)),
+        QuestionDefinition(
+            key="substance",
+            text="Which?",
+            type="choice",
+            options=("none", "cannabis", "other"),
+            mechanism="grr",
+        ),
+        QuestionDefinition(key="drinks", text="How many?", type="number", min=0, max=50),
+        QuestionDefinition(
+            key="year",
+            text="Year?",
+            type="choice",
+            options=("1", "2", "3", "4+"),
+            sensitive=False,
+            required=False,
+        ),
+    ),
+    max_epsilon=Fraction(6),
+    consent="Agree?",
+    contact="me@example.org",
+)
+
+
+def mixed_yaml(old: str, new: str) -> str:
+    assert MIXED_YAML.count(old) == 1, old
+    return MIXED_YAML.replace(old, new)
+
+
+def mixed_json(old: str, new: str) -> str:
+    assert MIXED_JSON.count(old) == 1, old
+    return MIXED_JSON.replace(old, new)
+
+
+def message_of(text: str, source: str) -> str:
+    return str(raised(text, source))
+
+
+def test_mixed_types_parse_the_same_from_yaml_and_json() -> None:
+    assert parse_definition(MIXED_YAML) == MIXED
+    assert parse_definition(MIXED_JSON, fmt="json") == MIXED
+
+
+def test_mixed_example_loads() -> None:
+    survey = load_definition(MIXED_EXAMPLE)
+    assert survey.slug == "student-life"
+    assert [(q.key, q.type, q.sensitive, q.required) for q in survey.questions] == [
+        ("year", "choice", False, True),
+        ("cheated", "yes_no", True, True),
+        ("skipped_meals", "yes_no", True, True),
+        ("substance", "choice", True, True),
+        ("drinks", "number", True, True),
+        ("stress", "yes_no", True, False),
+    ]
+    year, cheated, skipped, substance, drinks, _ = survey.questions
+    assert year.options == ("1", "2", "3", "4+")
+    assert (cheated.epsilon, skipped.epsilon) == (Fraction(1, 2), Fraction(2))
+    assert (len(substance.options), substance.mechanism) == (5, "auto")
+    assert (drinks.min, drinks.max) == (0, 50)
+    assert survey.max_epsilon == Fraction(6)
+    assert survey.consent.startswith("This survey is voluntary")
+    assert "@" in survey.contact
+
+
+def test_new_keys_default() -> None:
+    survey = parse_definition(VALID_YAML)
+    assert (survey.max_epsilon, survey.consent, survey.contact) == (None, "", "")
+    question = survey.questions[0]
+    assert (question.epsilon, question.mechanism, question.options) == (None, "auto", ())
+    assert (question.min, question.max, question.sensitive, question.required) == (
+        None,
+        None,
+        True,
+        True,
+    )
+
+
+def test_requested_epsilon_fills_in_the_defaults() -> None:
+    survey = parse_definition(mixed_yaml("    epsilon: 0.5\n", ""))
+    assert [q.requested_epsilon for q in survey.questions] == [
+        math.log(3),
+        Fraction(1),
+        Fraction(1),
+        None,
+    ]
+    assert DEFAULT_YES_NO_EPSILON == math.log(3)
+    assert DEFAULT_CHOICE_NUMBER_EPSILON == 1
+
+
+GOOD_EPSILON_YAML = [
+    ("0.01", Fraction(1, 100)),
+    ("10", Fraction(10)),
+    ("0.125", Fraction(1, 8)),
+    ("0.1", Fraction(1, 10)),  # exactly a tenth, not the float nearest it
+    (".5", Fraction(1, 2)),
+    ("0.500", Fraction(1, 2)),
+    ("1.", Fraction(1)),
+    ("+2", Fraction(2)),
+    ("1.0e+1", Fraction(10)),
+    ("1.5e-2", Fraction(15, 1000)),
+]
+
+
+@pytest.mark.parametrize(("written", "expected"), GOOD_EPSILON_YAML)
+def test_epsilon_is_read_exactly_from_yaml(written: str, expected: Fraction) -> None:
+    text = mixed_yaml("epsilon: 0.5", f"epsilon: {written}").replace("max_epsilon: 6\n", "")
+    survey = parse_definition(text)
+    assert survey.questions[0].epsilon == expected
+    assert type(survey.questions[0].epsilon) is Fraction
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("0.01", Fraction(1, 100)),
+        ("10", Fraction(10)),
+        ("0.1", Fraction(1, 10)),
+        ("0.3", Fraction(3, 10)),
+        ("1e1", Fraction(10)),
+        ("1E-2", Fraction(1, 100)),
+        ("2.0", Fraction(2)),
+    ],
+)
+def test_epsilon_is_read_exactly_from_json(written: str, expected: Fraction) -> None:
+    text = mixed_json('"epsilon": 0.5', f'"epsilon": {written}')
+    survey = parse_definition(text.replace('"max_epsilon": 6,\n', ""), fmt="json")
+    assert survey.questions[0].epsilon == expected
+
+
+EPSILON_RULE = "must be a number from 0.01 to 10 with at most 3 decimals"
+
+BAD_EPSILON_YAML = [
+    # written, what the message says it got
+    ("0", "0"),
+    ("0.009", "0.009"),
+    ("10.001", "10.001"),
+    ("0.0125", "0.0125"),
+    ("-1", "-1"),
+    ("1.0e+999", "1.0e+999"),
+    ("1.0e-999", "1.0e-999"),
+    ("1" * 41, "1" * 41),
+    (".inf", ".inf"),
+    (".nan", ".nan"),
+    ("0x1", "0x1"),
+    ("01", "01"),  # YAML 1.1 octal
+    ("1_0", "1_0"),
+    ("1:30", "1:30"),
+    ("yes", "a boolean"),
+    ("true", "a boolean"),
+    ("'0.5'", "the text '0.5'"),
+    ("1e-2", "the text '1e-2'"),  # YAML 1.1 needs a dot in a float
+    ("", "an empty value"),
+    ("[1]", "a list"),
+    ("{a: 1}", "a mapping"),
+    ("2024-01-01", "a date"),
+]
+
+
+@pytest.mark.parametrize(("written", "got"), BAD_EPSILON_YAML)
+def test_bad_epsilon_in_yaml(written: str, got: str) -> None:
+    text = mixed_yaml("epsilon: 0.5", f"epsilon: {written}")
+    assert message_of(text, "s.yaml") == (
+        f"s.yaml:9: questions[0].epsilon: {EPSILON_RULE} (got {got})"
+    )
+
+
+BAD_EPSILON_JSON = [
+    ("0", "0"),
+    ("-0.5", "-0.5"),
+    ("0.0001", "0.0001"),
+    ("1e-3", "0.001"),
+    ("11", "11"),
+    ("1.2345", "1.2345"),
+    ("1e999", "inf"),
+    ("NaN", "nan"),
+    ("-Infinity", "-inf"),
+    ("true", "a boolean"),
+    ('"0.5"', "the text '0.5'"),
+    ("null", "null"),
+    ("[0.5]", "a list"),
+]
+
+
+@pytest.mark.parametrize(("written", "got"), BAD_EPSILON_JSON)
+def test_bad_epsilon_in_json(written: str, got: str) -> None:
+    text = mixed_json('"epsilon": 0.5', f'"epsilon": {written}')
+    assert message_of(text, "s.json") == (
+        f"s.json:8: questions[0].epsilon: {EPSILON_RULE} (got {got})"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "    sensitive: false\n",
+            "    sensitive: false\n    epsilon: 1\n",
+            "s.yaml:25: questions[3].epsilon: a plain question (sensitive: false) has no ε: "
+            "it is stored as given",
+        ),
+        (
+            "    sensitive: false\n",
+            "    sensitive: false\n    mechanism: grr\n",
+            "s.yaml:25: questions[3].mechanism: a plain question (sensitive: false) has no "
+            "mechanism: it is stored as given",
+        ),
+        (
+            "    epsilon: 0.5\n",
+            "    epsilon: 0.5\n    mechanism: auto\n",
+            "s.yaml:10: questions[0].mechanism: yes/no questions always use two-coin "
+            "randomized response: leave mechanism out",
+        ),
+        (
+            "mechanism: grr",
+            "mechanism: laplace",
+            "s.yaml:14: questions[1].mechanism: must be one of: auto, grr, oue (got 'laplace')",
+        ),
+        (
+            "    max: 50\n",
+            "    max: 50\n    mechanism: grr\n",
+            "s.yaml:20: questions[2].mechanism: must be one of: auto, laplace, duchi (got 'grr')",
+        ),
+        (
+            "mechanism: grr",
+            "mechanism: GRR",
+            "s.yaml:14: questions[1].mechanism: must be one of: auto, grr, oue (got 'GRR')",
+        ),
+        (
+            "mechanism: grr",
+            "mechanism: yes",
+            "s.yaml:14: questions[1].mechanism: must be a string (got a boolean; put yes in "
+            "quotes if you meant it as text)",
+        ),
+        (
+            "    epsilon: 0.5\n",
+            "    epsilon: 0.5\n    sensitive: false\n",
+            "s.yaml:10: questions[0].sensitive: yes/no questions are always randomized: "
+            "sensitive: false is only for choice and number questions",
+        ),
+        (
+            "sensitive: false",
+            "sensitive: 'false'",
+            "s.yaml:24: questions[3].sensitive: must be true or false (got the text 'false')",
+        ),
+        (
+            "sensitive: false",
+            "sensitive: 0",
+            "s.yaml:24: questions[3].sensitive: must be true or false (got a number)",
+        ),
+        (
+            "sensitive: false",
+            "sensitive:",
+            "s.yaml:24: questions[3].sensitive: must be true or false (got an empty value)",
+        ),
+        (
+            "required: false",
+            "required: maybe",
+            "s.yaml:25: questions[3].required: must be true or false (got the text 'maybe')",
+        ),
+        (
+            "required: false",
+            "required: [no]",
+            "s.yaml:25: questions[3].required: must be true or false (got a list)",
+        ),
+    ],
+)
+def test_bad_sensitive_required_and_mechanism_in_yaml(old: str, new: str, expected: str) -> None:
+    assert message_of(mixed_yaml(old, new), "s.yaml") == expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            '"sensitive": false',
+            '"sensitive": false, "epsilon": 1',
+            "s.json:13: questions[3].epsilon: a plain question (sensitive: false) has no ε: "
+            "it is stored as given",
+        ),
+        (
+            '"epsilon": 0.5',
+            '"epsilon": 0.5, "mechanism": "auto"',
+            "s.json:8: questions[0].mechanism: yes/no questions always use two-coin "
+            "randomized response: leave mechanism out",
+        ),
+        (
+            '"max": 50',
+            '"max": 50, "mechanism": "oue"',
+            "s.json:11: questions[2].mechanism: must be one of: auto, laplace, duchi (got 'oue')",
+        ),
+        (
+            '"epsilon": 0.5',
+            '"epsilon": 0.5, "sensitive": false',
+            "s.json:8: questions[0].sensitive: yes/no questions are always randomized: "
+            "sensitive: false is only for choice and number questions",
+        ),
+        (
+            '"sensitive": false',
+            '"sensitive": "false"',
+            "s.json:13: questions[3].sensitive: must be true or false (got the text 'false')",
+        ),
+        (
+            '"required": false',
+            '"required": 0',
+            "s.json:13: questions[3].required: must be true or false (got a number)",
+        ),
+        (
+            '"required": false',
+            '"required": null',
+            "s.json:13: questions[3].required: must be true or false (got null)",
+        ),
+    ],
+)
+def test_bad_sensitive_required_and_mechanism_in_json(old: str, new: str, expected: str) -> None:
+    assert message_of(mixed_json(old, new), "s.json") == expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "question", "expected"),
+    [
+        ("mechanism: grr", "mechanism: oue", 1, {"mechanism": "oue"}),
+        ("mechanism: grr", "mechanism: auto", 1, {"mechanism": "auto"}),
+        ("    mechanism: grr\n", "", 1, {"mechanism": "auto"}),
+        ("    max: 50\n", "    max: 50\n    mechanism: laplace\n", 2, {"mechanism": "laplace"}),
+        ("    max: 50\n", "    max: 50\n    mechanism: duchi\n", 2, {"mechanism": "duchi"}),
+        ("    max: 50\n", "    max: 50\n    epsilon: 3.5\n", 2, {"epsilon": Fraction(7, 2)}),
+        ("sensitive: false", "sensitive: true", 3, {"sensitive": True}),
+        ("sensitive: false", "sensitive: no", 3, {"sensitive": False}),
+        ("sensitive: false", "sensitive: Off", 3, {"sensitive": False}),
+        ("sensitive: false", "sensitive: YES", 3, {"sensitive": True}),
+        ("    sensitive: false\n", "", 3, {"sensitive": True}),
+        ("    max: 50\n", "    max: 50\n    sensitive: false\n", 2, {"sensitive": False}),
+        ("required: false", "required: true", 3, {"required": True}),
+        ("required: false", "required: on", 3, {"required": True}),
+        ("    epsilon: 0.5\n", "    epsilon: 0.5\n    required: false\n", 0, {"required": False}),
+        ("    required: false\n", "", 3, {"required": True}),
+    ],
+)
+def test_good_sensitive_required_and_mechanism(
+    old: str, new: str, question: int, expected: dict[str, object]
+) -> None:
+    parsed = parse_definition(mixed_yaml(old, new)).questions[question]
+    assert {name: getattr(parsed, name) for name in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("[a, b]", ("a", "b")),
+        ("[1, 2, 3, 4+]", ("1", "2", "3", "4+")),  # integers are taken as their text
+        ("[' a ', b]", ("a", "b")),
+        ("[0, 00, '0.0']", ("0", "00", "0.0")),
+        ("[A, a]", ("A", "a")),
+        ("[" + ", ".join(f"o{i}" for i in range(20)) + "]", tuple(f"o{i}" for i in range(20))),
+        ("[" + "x" * 200 + ", y]", ("x" * 200, "y")),
+        ("\n      - first\n      - second", ("first", "second")),
+    ],
+)
+def test_good_options_in_yaml(written: str, expected: tuple[str, ...]) -> None:
+    text = mixed_yaml("options: [none, cannabis, other]", f"options: {written}")
+    assert parse_definition(text).questions[1].options == expected
+
+
+def test_integer_options_in_json_are_taken_as_their_text() -> None:
+    text = mixed_json('["1", "2", "3", "4+"]', '[1, 2, 3, "4+"]')
+    assert parse_definition(text, fmt="json").questions[3].options == ("1", "2", "3", "4+")
+
+
+BAD_OPTIONS_YAML = [
+    ("[a]", "s.yaml:13: questions[1].options: must list 2 to 20 options (got 1)"),
+    ("[]", "s.yaml:13: questions[1].options: must list 2 to 20 options (got 0)"),
+    (
+        "[" + ", ".join(f"o{i}" for i in range(21)) + "]",
+        "s.yaml:13: questions[1].options: must list 2 to 20 options (got 21)",
+    ),
+    ("none", "s.yaml:13: questions[1].options: must be a list of option texts (got a string)"),
+    ("{a: b}", "s.yaml:13: questions[1].options: must be a list of option texts (got a mapping)"),
+    ("", "s.yaml:13: questions[1].options: must be a list of option texts (got an empty value)"),
+    ("[a, '']", "s.yaml:13: questions[1].options[1]: must not be empty"),
+    ("[a, '  ']", "s.yaml:13: questions[1].options[1]: must not be empty"),
+    (
+        "[a, " + "x" * 201 + "]",
+        "s.yaml:13: questions[1].options[1]: must be at most 200 characters (got 201)",
+    ),
+    (
+        "[a, b, a]",
+        "s.yaml:13: questions[1].options[2]: duplicate option 'a' (already "
+        "questions[1].options[0])",
+    ),
+    (
+        "[a, ' a']",
+        "s.yaml:13: questions[1].options[1]: duplicate option 'a' (already "
+        "questions[1].options[0])",
+    ),
+    (
+        "[1, '1']",
+        "s.yaml:13: questions[1].options[1]: duplicate option '1' (already "
+        "questions[1].options[0])",
+    ),
+    (
+        "[1.5, 2]",
+        "s.yaml:13: questions[1].options[0]: must be a string (got a number; put 1.5 in "
+        "quotes if you meant it as text)",
+    ),
+    (
+        "[yes, no]",
+        "s.yaml:13: questions[1].options[0]: must be a string (got a boolean; put yes in "
+        "quotes if you meant it as text)",
+    ),
+    (
+        "[a, ~]",
+        "s.yaml:13: questions[1].options[1]: must be a string (got an empty value; put ~ in "
+        "quotes if you meant it as text)",
+    ),
+    ("[a, [b]]", "s.yaml:13: questions[1].options[1]: must be a string (got a list)"),
+    (
+        "\n      - a\n      - a",
+        "s.yaml:15: questions[1].options[1]: duplicate option 'a' (already "
+        "questions[1].options[0])",
+    ),
+]
+
+
+@pytest.mark.parametrize(("written", "expected"), BAD_OPTIONS_YAML)
+def test_bad_options_in_yaml(written: str, expected: str) -> None:
+    text = mixed_yaml("options: [none, cannabis, other]", f"options: {written}")
+    assert message_of(text, "s.yaml") == expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "    options: [none, cannabis, other]\n",
+            "",
+            "s.yaml:10: questions[1].options: is required for a choice question",
+        ),
+        (
+            "    epsilon: 0.5\n",
+            "    epsilon: 0.5\n    options: [a, b]\n",
+            "s.yaml:10: questions[0].options: only choice questions have options "
+            "(this one is yes_no)",
+        ),
+        (
+            "    max: 50\n",
+            "    max: 50\n    options: [a, b]\n",
+            "s.yaml:20: questions[2].options: only choice questions have options "
+            "(this one is number)",
+        ),
+    ],
+)
+def test_options_only_on_choice_questions(old: str, new: str, expected: str) -> None:
+    assert message_of(mixed_yaml(old, new), "s.yaml") == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ('["a"]', "s.json:10: questions[1].options: must list 2 to 20 options (got 1)"),
+        (
+            '"a, b"',
+            "s.json:10: questions[1].options: must be a list of option texts (got a string)",
+        ),
+        ('["a", ""]', "s.json:10: questions[1].options[1]: must not be empty"),
+        (
+            '["a", "b", "a"]',
+            "s.json:10: questions[1].options[2]: duplicate option 'a' (already "
+            "questions[1].options[0])",
+        ),
+        ('["a", 1.5]', "s.json:10: questions[1].options[1]: must be a string (got a number)"),
+        ('["a", true]', "s.json:10: questions[1].options[1]: must be a string (got a boolean)"),
+        ('["a", null]', "s.json:10: questions[1].options[1]: must be a string (got null)"),
+    ],
+)
+def test_bad_options_in_json(written: str, expected: str) -> None:
+    text = mixed_json('["none", "cannabis", "other"]', written)
+    assert message_of(text, "s.json") == expected
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        ("0", "1"),
+        ("-5", "5"),
+        ("-1000000000", "-999000000"),
+        ("999000000", "1000000000"),
+        ("+3", "7"),
+        ("0", "1000000"),
+    ],
+)
+def test_good_number_bounds(low: str, high: str) -> None:
+    question = parse_definition(
+        mixed_yaml("min: 0\n    max: 50", f"min: {low}\n    max: {high}")
+    ).questions[2]
+    assert (question.min, question.max) == (int(low), int(high))
+    json_question = parse_definition(
+        mixed_json('"min": 0, "max": 50', f'"min": {int(low)}, "max": {int(high)}'), fmt="json"
+    ).questions[2]
+    assert json_question == question
+
+
+WHOLE_RULE = "must be a whole number from -1000000000 to 1000000000"
+
+BAD_BOUNDS_YAML = [
+    ("min: 1.5", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got 1.5)"),
+    ("min: 1.0", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got 1.0)"),
+    ("min: '5'", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got the text '5')"),
+    ("min: true", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got a boolean)"),
+    ("min:", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got an empty value)"),
+    ("min: 0x10", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got 0x10)"),
+    ("min: 010", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got 010)"),
+    ("min: 1_000", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got 1_000)"),
+    ("min: .inf", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got .inf)"),
+    ("min: -1000000001", f"s.yaml:18: questions[2].min: {WHOLE_RULE} (got -1000000001)"),
+    ("max: 1000000001", f"s.yaml:19: questions[2].max: {WHOLE_RULE} (got 1000000001)"),
+    ("max: 1" + "0" * 50, f"s.yaml:19: questions[2].max: {WHOLE_RULE} (got 1{'0' * 50})"),
+    ("max: 0", "s.yaml:19: questions[2].max: must be greater than min (got min 0, max 0)"),
+    ("max: -1", "s.yaml:19: questions[2].max: must be greater than min (got min 0, max -1)"),
+    (
+        "max: 1000001",
+        "s.yaml:19: questions[2].max: must be at most 1000000 more than min "
+        "(got max - min = 1000001)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("new", "expected"), BAD_BOUNDS_YAML)
+def test_bad_number_bounds_in_yaml(new: str, expected: str) -> None:
+    old = new.split(":")[0] + (": 0" if new.startswith("min") else ": 50")
+    assert message_of(mixed_yaml(old, new), "s.yaml") == expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ('"min": 0', '"min": 1.0', f"s.json:11: questions[2].min: {WHOLE_RULE} (got 1.0)"),
+        ('"min": 0', '"min": 1e3', f"s.json:11: questions[2].min: {WHOLE_RULE} (got 1000.0)"),
+        ('"max": 50', '"max": true', f"s.json:11: questions[2].max: {WHOLE_RULE} (got a boolean)"),
+        (
+            '"max": 50',
+            '"max": "50"',
+            f"s.json:11: questions[2].max: {WHOLE_RULE} (got the text '50')",
+        ),
+        ('"max": 50', '"max": null', f"s.json:11: questions[2].max: {WHOLE_RULE} (got null)"),
+        (
+            '"min": 0',
+            '"min": -1000000001',
+            f"s.json:11: questions[2].min: {WHOLE_RULE} (got -1000000001)",
+        ),
+        (
+            '"min": 0',
+            '"min": 50',
+            "s.json:11: questions[2].max: must be greater than min (got min 50, max 50)",
+        ),
+        (
+            '"min": 0',
+            '"min": -999951',
+            "s.json:11: questions[2].max: must be at most 1000000 more than min "
+            "(got max - min = 1000001)",
+        ),
+        (
+            '"min": 0, ',
+            "",
+            "s.json:11: questions[2].min: is required for a number question",
+        ),
+        (
+            ', "max": 50',
+            "",
+            "s.json:11: questions[2].max: is required for a number question",
+        ),
+        (
+            '"epsilon": 0.5',
+            '"epsilon": 0.5, "min": 0',
+            "s.json:8: questions[0].min: only number questions have min and max "
+            "(this one is yes_no)",
+        ),
+        (
+            '"mechanism": "grr"',
+            '"mechanism": "grr", "max": 3',
+            "s.json:10: questions[1].max: only number questions have min and max "
+            "(this one is choice)",
+        ),
+    ],
+)
+def test_bad_number_bounds_in_json(old: str, new: str, expected: str) -> None:
+    assert message_of(mixed_json(old, new), "s.json") == expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("    min: 0\n", "", "s.yaml:15: questions[2].min: is required for a number question"),
+        ("    max: 50\n", "", "s.yaml:15: questions[2].max: is required for a number question"),
+        (
+            "    epsilon: 0.5\n",
+            "    epsilon: 0.5\n    max: 1\n",
+            "s.yaml:10: questions[0].max: only number questions have min and max "
+            "(this one is yes_no)",
+        ),
+        (
+            "    sensitive: false\n",
+            "    sensitive: false\n    min: 1\n",
+            "s.yaml:25: questions[3].min: only number questions have min and max "
+            "(this one is choice)",
+        ),
+    ],
+)
+def test_bounds_only_on_number_questions(old: str, new: str, expected: str) -> None:
+    assert message_of(mixed_yaml(old, new), "s.yaml") == expected
+
+
+# The mixed texts' sensitive questions ask for 0.5 (cheated) + 1 (substance, default)
+# + 1 (drinks, default) = 2.5; year is plain and adds nothing.
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("max_epsilon: 6", "max_epsilon: 2.5", Fraction(5, 2)),
+        ("max_epsilon: 6", "max_epsilon: 1000", Fraction(1000)),
+        ("max_epsilon: 6", "max_epsilon: 2.500", Fraction(5, 2)),
+        ("max_epsilon: 6\n", "", None),
+        # Without its epsilon, cheated asks for ln 3 ≈ 1.0986: 3.0986 in all.
+        ("    epsilon: 0.5\n", "", Fraction(6)),
+    ],
+)
+def test_good_max_epsilon(old: str, new: str, expected: Fraction | None) -> None:
+    assert parse_definition(mixed_yaml(old, new)).max_epsilon == expected
+
+
+def test_max_epsilon_allows_ln_3_just_below_it() -> None:
+    text = mixed_yaml("max_epsilon: 6", "max_epsilon: 3.099").replace("    epsilon: 0.5\n", "")
+    assert parse_definition(text).max_epsilon == Fraction("3.099")
+
+
+MAX_EPSILON_RULE = "must be a number from 0.01 to 1000 with at most 3 decimals"
+
+BAD_MAX_EPSILON_YAML = [
+    (
+        "max_epsilon: 6",
+        "max_epsilon: 2.499",
+        "s.yaml:3: max_epsilon: the questions add up to ε = 2.5 per respondent, more than "
+        "max_epsilon = 2.499",
+    ),
+    (
+        "    max: 50\n",
+        "    max: 50\n    epsilon: 7.3\n",
+        "s.yaml:3: max_epsilon: the questions add up to ε = 8.8 per respondent, more than "
+        "max_epsilon = 6",
+    ),
+    ("max_epsilon: 6", "max_epsilon: 0", f"s.yaml:3: max_epsilon: {MAX_EPSILON_RULE} (got 0)"),
+    (
+        "max_epsilon: 6",
+        "max_epsilon: 1000.001",
+        f"s.yaml:3: max_epsilon: {MAX_EPSILON_RULE} (got 1000.001)",
+    ),
+    (
+        "max_epsilon: 6",
+        "max_epsilon: 6.0001",
+        f"s.yaml:3: max_epsilon: {MAX_EPSILON_RULE} (got 6.0001)",
+    ),
+    (
+        "max_epsilon: 6",
+        "max_epsilon: six",
+        f"s.yaml:3: max_epsilon: {MAX_EPSILON_RULE} (got the text 'six')",
+    ),
+    (
+        "max_epsilon: 6",
+        "max_epsilon: off",
+        f"s.yaml:3: max_epsilon: {MAX_EPSILON_RULE} (got a boolean)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), BAD_MAX_EPSILON_YAML)
+def test_bad_max_epsilon_in_yaml(old: str, new: str, expected: str) -> None:
+    assert message_of(mixed_yaml(old, new), "s.yaml") == expected
+
+
+def test_max_epsilon_counts_default_yes_no_questions_at_ln_3() -> None:
+    text = mixed_yaml("max_epsilon: 6", "max_epsilon: 3.098").replace("    epsilon: 0.5\n", "")
+    assert message_of(text, "s.yaml") == (
+        "s.yaml:3: max_epsilon: the questions add up to ε ≈ 3.099 (with 1 yes/no question at "
+        "the default ε = ln 3 ≈ 1.099) per respondent, more than max_epsilon = 3.098"
+    )
+    many = mixed_yaml("max_epsilon: 6", "max_epsilon: 4").replace(
+        "    epsilon: 0.5\n", "  - {key: b, text: B}\n  - {key: c, text: C}\n"
+    )
+    assert message_of(many, "s.yaml") == (
+        "s.yaml:3: max_epsilon: the questions add up to ε ≈ 5.296 (with 3 yes/no questions at "
+        "the default ε = ln 3 ≈ 1.099) per respondent, more than max_epsilon = 4"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            '"max_epsilon": 6',
+            '"max_epsilon": 2.49',
+            "s.json:4: max_epsilon: the questions add up to ε = 2.5 per respondent, more than "
+            "max_epsilon = 2.49",
+        ),
+        (
+            '"max_epsilon": 6',
+            '"max_epsilon": 0.001',
+            f"s.json:4: max_epsilon: {MAX_EPSILON_RULE} (got 0.001)",
+        ),
+        (
+            '"max_epsilon": 6',
+            '"max_epsilon": 1e4',
+            f"s.json:4: max_epsilon: {MAX_EPSILON_RULE} (got 10000.0)",
+        ),
+        (
+            '"max_epsilon": 6',
+            '"max_epsilon": "6"',
+            f"s.json:4: max_epsilon: {MAX_EPSILON_RULE} (got the text '6')",
+        ),
+        (
+            '"max_epsilon": 6',
+            '"max_epsilon": false',
+            f"s.json:4: max_epsilon: {MAX_EPSILON_RULE} (got a boolean)",
+        ),
+    ],
+)
+def test_bad_max_epsilon_in_json(old: str, new: str, expected: str) -> None:
+    assert message_of(mixed_json(old, new), "s.json") == expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "consent", "contact"),
+    [
+        ("consent: Agree?", "consent: " + "c" * 5000, "c" * 5000, "me@example.org"),
+        ("consent: Agree?\n", "", "", "me@example.org"),
+        ("contact: me@example.org", "contact: ''", "Agree?", ""),
+        ("contact: me@example.org", "contact: " + "m" * 500, "Agree?", "m" * 500),
+        ("contact: me@example.org\n", "", "Agree?", ""),
+        (
+            "consent: Agree?",
+            "consent: |\n  Line one.\n  Line two.",
+            "Line one.\nLine two.",
+            "me@example.org",
+        ),
+    ],
+)
+def test_good_consent_and_contact(old: str, new: str, consent: str, contact: str) -> None:
+    survey = parse_definition(mixed_yaml(old, new))
+    assert (survey.consent, survey.contact) == (consent, contact)
+
+
+@pytest.mark.parametrize(
+    ("text", "source", "expected"),
+    [
+        (
+            mixed_yaml("consent: Agree?", "consent: ''"),
+            "s.yaml",
+            "s.yaml:4: consent: must not be empty",
+        ),
+        (
+            mixed_yaml("consent: Agree?", "consent:"),
+            "s.yaml",
+            "s.yaml:4: consent: must be a string (got an empty value)",
+        ),
+        (
+            mixed_yaml("consent: Agree?", "consent: " + "c" * 5001),
+            "s.yaml",
+            "s.yaml:4: consent: must be at most 5000 characters (got 5001)",
+        ),
+        (
+            mixed_yaml("consent: Agree?", "consent: yes"),
+            "s.yaml",
+            "s.yaml:4: consent: must be a string (got a boolean; put yes in quotes if you "
+            "meant it as text)",
+        ),
+        (
+            mixed_yaml("contact: me@example.org", "contact: " + "m" * 501),
+            "s.yaml",
+            "s.yaml:5: contact: must be at most 500 characters (got 501)",
+        ),
+        (
+            mixed_yaml("contact: me@example.org", "contact: [a]"),
+            "s.yaml",
+            "s.yaml:5: contact: must be a string (got a list)",
+        ),
+        (mixed_json('"Agree?"', '" "'), "s.json", "s.json:5: consent: must not be empty"),
+        (
+            mixed_json('"Agree?"', "null"),
+            "s.json",
+            "s.json:5: consent: must be a string (got null)",
+        ),
+        (
+            mixed_json('"me@example.org"', "5"),
+            "s.json",
+            "s.json:6: contact: must be a string (got a number)",
+        ),
+    ],
+)
+def test_bad_consent_and_contact(text: str, source: str, expected: str) -> None:
+    assert message_of(text, source) == expected
+
+
+def test_limits_are_one_place() -> None:
+    assert (MIN_OPTIONS, MAX_OPTIONS, MAX_OPTION_LENGTH) == (2, 20, 200)
+    assert (EPSILON_MIN, EPSILON_MAX, MAX_EPSILON_MAX) == (
+        Fraction(1, 100),
+        Fraction(10),
+        Fraction(1000),
+    )
+    assert (MAX_NUMBER_RANGE, MAX_NUMBER_MAGNITUDE) == (1_000_000, 10**9)
+    assert set(MECHANISMS) == {"choice", "number"}
+    assert QUESTION_TYPES == ("yes_no", "choice", "number")
+
+
+@pytest.mark.parametrize("written", ["1.0e+9999999", "1.0e-9999999"])
+def test_huge_exponents_are_refused_without_computing_them(
+    written: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Fraction("1.0e+9999999") takes tens of seconds: a definition must not stall the importer.
+    def no_huge_fractions(value: int | str = 0) -> Fraction:
+        assert not (isinstance(value, str) and "9999999" in value)
+        return Fraction(value)
+
+    monkeypatch.setattr(definitions, "Fraction", no_huge_fractions)
+    text = mixed_yaml("epsilon: 0.5", f"epsilon: {written}")
+    assert message_of(text, "s.yaml") == (
+        f"s.yaml:9: questions[0].epsilon: {EPSILON_RULE} (got {written})"
+    )
