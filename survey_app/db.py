@@ -7,6 +7,7 @@ the previous version intact and several workers starting at once migrate exactly
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -111,10 +112,122 @@ def _add_owners_lifecycle_invitations(db: sqlite_utils.Database) -> None:
     )
 
 
+def _question_types_and_tallies(db: sqlite_utils.Database) -> None:
+    """Every question type: each question keeps its own mechanism and exact parameters.
+
+    Before, a question held two-coin probabilities as REAL columns and every response
+    repeated its survey's first question's design. Now a question's mechanism is one JSON
+    object of exact rationals (``parameters``), fixed once stored (a trigger refuses any
+    change); a response names the design it was randomized under by fingerprint; and the
+    running totals move to ``tallies``, one row per (question, cell), since a choice
+    question counts every option and a number question sums its reports.
+    """
+    from .designs import legacy_two_coin_parameters, survey_fingerprint
+
+    # Tables are rebuilt under their old names; references are checked at COMMIT, when
+    # every id they point at exists again.
+    db.execute("PRAGMA defer_foreign_keys = ON")
+    db.executescript(
+        """
+        ALTER TABLE surveys ADD COLUMN consent TEXT NOT NULL DEFAULT '';
+        ALTER TABLE surveys ADD COLUMN contact TEXT NOT NULL DEFAULT '';
+        ALTER TABLE surveys ADD COLUMN max_epsilon TEXT;
+        ALTER TABLE surveys ADD COLUMN design TEXT NOT NULL DEFAULT '';
+        -- Kept with each response, like the tallies: an optional question's n is not it.
+        ALTER TABLE surveys ADD COLUMN responses INTEGER NOT NULL DEFAULT 0;
+        UPDATE surveys SET responses =
+            (SELECT count(*) FROM responses r WHERE r.survey_id = surveys.id);
+        CREATE TABLE questions_v4 (
+            id INTEGER PRIMARY KEY,
+            survey_id INTEGER NOT NULL REFERENCES surveys(id),
+            position INTEGER NOT NULL,
+            key TEXT NOT NULL,
+            text TEXT NOT NULL,
+            type TEXT NOT NULL,
+            sensitive INTEGER NOT NULL DEFAULT 1 CHECK (sensitive IN (0, 1)),
+            required INTEGER NOT NULL DEFAULT 1 CHECK (required IN (0, 1)),
+            options TEXT,               -- JSON list of option texts, for choice questions
+            min INTEGER,                -- bounds, for number questions
+            max INTEGER,
+            requested_epsilon TEXT,     -- as the survey file wrote it; NULL: the default
+            parameters TEXT NOT NULL,   -- the mechanism and its exact parameters (JSON)
+            UNIQUE (survey_id, key),
+            UNIQUE (survey_id, position)
+        );
+        -- One row per (question, cell): n, yes, an option's index, sum, sum_squares.
+        CREATE TABLE tallies (
+            question_id INTEGER NOT NULL REFERENCES questions(id),
+            cell TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (question_id, cell)
+        ) WITHOUT ROWID;
+        -- A survey's questions' mechanisms, by fingerprint: what each response was
+        -- randomized under, without repeating the parameters in every row.
+        CREATE TABLE designs (
+            fingerprint TEXT PRIMARY KEY,
+            survey_id INTEGER NOT NULL REFERENCES surveys(id),
+            questions TEXT NOT NULL
+        );
+        CREATE TABLE responses_v4 (
+            id INTEGER PRIMARY KEY,
+            survey_id INTEGER NOT NULL REFERENCES surveys(id),
+            submission_id TEXT NOT NULL UNIQUE,
+            answered_on TEXT NOT NULL,
+            design TEXT NOT NULL REFERENCES designs(fingerprint),
+            answers TEXT NOT NULL
+        );
+        """
+    )
+    old_questions = list(db.query("SELECT * FROM questions ORDER BY survey_id, position"))
+    for q in old_questions:
+        parameters = legacy_two_coin_parameters(q["truth_probability"], q["forced_yes_probability"])
+        db.execute(
+            "INSERT INTO questions_v4 (id, survey_id, position, key, text, type, parameters) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [q["id"], q["survey_id"], q["position"], q["key"], q["text"], q["type"], parameters],
+        )
+        db.conn.executemany(
+            "INSERT INTO tallies (question_id, cell, value) VALUES (?, ?, ?)",
+            [(q["id"], "n", q["n"]), (q["id"], "yes", q["reported_yes"])],
+        )
+    for (survey_id,) in db.execute("SELECT id FROM surveys").fetchall():
+        designs = {
+            row[0]: json.loads(row[1])
+            for row in db.execute(
+                "SELECT key, parameters FROM questions_v4 WHERE survey_id = ? ORDER BY position",
+                [survey_id],
+            )
+        }
+        fingerprint = survey_fingerprint(designs)
+        db.execute(
+            "INSERT OR IGNORE INTO designs (fingerprint, survey_id, questions) VALUES (?, ?, ?)",
+            [fingerprint, survey_id, json.dumps(designs, sort_keys=True)],
+        )
+        db.execute("UPDATE surveys SET design = ? WHERE id = ?", [fingerprint, survey_id])
+    db.executescript(
+        """
+        INSERT INTO responses_v4 (id, survey_id, submission_id, answered_on, design, answers)
+            SELECT r.id, r.survey_id, r.submission_id, r.answered_on, s.design, r.answers
+            FROM responses r JOIN surveys s ON s.id = r.survey_id;
+        DROP TABLE responses;
+        ALTER TABLE responses_v4 RENAME TO responses;
+        CREATE INDEX responses_by_survey ON responses (survey_id);
+        DROP TABLE questions;
+        ALTER TABLE questions_v4 RENAME TO questions;
+        CREATE TRIGGER question_mechanism_fixed BEFORE UPDATE OF parameters, type, options,
+            min, max, sensitive ON questions
+        BEGIN
+            SELECT RAISE(ABORT, 'a question''s mechanism is fixed once stored');
+        END;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
     _add_owners_lifecycle_invitations,
+    _question_types_and_tallies,
 )
 
 

@@ -1,4 +1,11 @@
-"""Per-question estimates from the running counters: O(questions), never O(responses)."""
+"""Per-question estimates from the running tallies: O(questions), never O(responses).
+
+Every question type reduces to two shapes. A yes/no answer and each option of a choice
+are *shares*: the count of reports in that category is Binomial(n, p_false + (p_true -
+p_false)·π), so one estimator with the mechanism's two probabilities serves them all
+(a plain question has p_true = 1, p_false = 0). A number is a *mean* of the reports
+mapped back to the answer's scale.
+"""
 
 from __future__ import annotations
 
@@ -6,109 +13,100 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from .db import write_transaction
-from .privacy import Estimate, estimate_prevalence
+from .privacy import (
+    DEFAULT_INTERVAL_METHOD,
+    Estimate,
+    MeanEstimate,
+    estimate_choice,
+    estimate_mean,
+    estimate_proportion,
+)
 from .surveys import Question, Survey
+from .tallies import Cells, read_tallies
+
+
+@dataclass(frozen=True)
+class CategoryEstimate:
+    """One share: "yes" of a yes/no question, or one option of a choice question.
+
+    ``simultaneous`` holds for every option of the question at once (the union bound);
+    for a yes/no question it is the same as ``estimate``. ``display`` is the point shown
+    in plots: for a choice, the estimates projected onto the simplex (they sum to 1).
+    """
+
+    category: str
+    reported: int
+    estimate: Estimate | None
+    simultaneous: Estimate | None
+    display: float | None
 
 
 @dataclass(frozen=True)
 class QuestionEstimate:
     question: Question
     n: int
-    reported_yes: int
-    estimate: Estimate | None  # None without responses: shown as empty, never as 0
+    categories: tuple[CategoryEstimate, ...] = ()
+    mean: MeanEstimate | None = None  # number questions; None without responses
 
-    @property
-    def reported_rate(self) -> float | None:
-        return self.reported_yes / self.n if self.n else None
-
-    @property
-    def clipped(self) -> bool:
-        """Whether the unbiased estimate fell outside [0, 1] and the point was clipped."""
-        return self.estimate is not None and self.estimate.point != self.estimate.unclipped
+    def reported_rate(self, category: CategoryEstimate) -> float | None:
+        return category.reported / self.n if self.n else None
 
 
 def survey_estimates(
-    db: sqlite_utils.Database, survey: Survey, confidence: float = 0.95, method: str = "wilson"
+    db: sqlite_utils.Database,
+    survey: Survey,
+    confidence: float = 0.95,
+    method: str = DEFAULT_INTERVAL_METHOD,
 ) -> list[QuestionEstimate]:
-    counts = {
-        row[0]: (row[1], row[2])
-        for row in db.execute(
-            "SELECT id, n, reported_yes FROM questions WHERE survey_id = ?", [survey.id]
-        )
-    }
+    tallies = read_tallies(db, survey)
     return [
-        QuestionEstimate(
-            question=question,
-            n=counts[question.id][0],
-            reported_yes=counts[question.id][1],
-            estimate=estimate_prevalence(
-                counts[question.id][1], counts[question.id][0], question.design, confidence, method
-            ),
-        )
+        question_estimate(question, tallies[question.id], confidence, method)
         for question in survey.questions
     ]
 
 
-@dataclass(frozen=True)
-class Recount:
-    """The counters as stored and as rebuilt from the responses, per question key."""
-
-    before: dict[str, tuple[int, int]]
-    after: dict[str, tuple[int, int]]
-
-    @property
-    def matched(self) -> bool:
-        return self.before == self.after
-
-
-def _count_answers(
-    db: sqlite_utils.Database, survey: Survey, after_id: int
-) -> tuple[int, dict[str, tuple[int, int]]]:
-    """(n, reported yes) per question over responses with id > after_id, and the last id.
-
-    One pass with a sum per question: JSON is parsed in SQLite, not row by row in Python.
-    """
-    paths = [f'$."{q.key}"' for q in survey.questions]
-    columns = ", ".join(
-        "count(json_extract(answers, ?)), sum(json_extract(answers, ?))" for _ in paths
-    )
-    row = db.execute(
-        f"SELECT coalesce(max(id), ?), {columns} FROM responses "  # noqa: S608 (placeholders only)
-        "WHERE survey_id = ? AND id > ?",
-        [after_id, *(path for path in paths for _ in range(2)), survey.id, after_id],
-    ).fetchone()
-    counts = {
-        q.key: (int(row[1 + 2 * i]), int(row[2 + 2 * i] or 0))
-        for i, q in enumerate(survey.questions)
-    }
-    return int(row[0]), counts
-
-
-def recount(db: sqlite_utils.Database, survey: Survey) -> Recount:
-    """Rebuild the counters from the stored responses without stopping submissions.
-
-    The long scan reads a snapshot and holds no write lock (a million rows take seconds,
-    longer than a submission waits for the lock). The write transaction then adds only
-    the responses that arrived since the snapshot, compares and stores: short, and exact.
-    """
-    db.execute("BEGIN")  # deferred: a consistent read snapshot, no write lock
-    try:
-        last_id, scanned = _count_answers(db, survey, after_id=0)
-    finally:
-        db.execute("COMMIT")
-    with write_transaction(db):
-        _, newer = _count_answers(db, survey, after_id=last_id)
-        before = {
-            row[0]: (row[1], row[2])
-            for row in db.execute(
-                "SELECT key, n, reported_yes FROM questions WHERE survey_id = ?", [survey.id]
+def question_estimate(
+    question: Question, cells: Cells, confidence: float, method: str
+) -> QuestionEstimate:
+    n = cells.get("n", 0)
+    mechanism = question.mechanism
+    if question.type == "number":
+        assert question.min is not None and question.max is not None
+        mean = estimate_mean(
+            n,
+            cells.get("sum", 0),
+            cells.get("sum_squares", 0),
+            mechanism.value_offset,  # type: ignore[attr-defined]
+            mechanism.value_scale,  # type: ignore[attr-defined]
+            question.min,
+            question.max,
+            confidence,
+        )
+        return QuestionEstimate(question, n, mean=mean)
+    p_true, p_false = mechanism.p_true, mechanism.p_false  # type: ignore[attr-defined]
+    if question.type == "yes_no":
+        yes = cells.get("yes", 0)
+        estimate = estimate_proportion(yes, n, p_true, p_false, confidence, method)
+        point = estimate.point if estimate else None
+        return QuestionEstimate(
+            question, n, (CategoryEstimate("yes", yes, estimate, estimate, point),)
+        )
+    counts = [cells.get(str(index), 0) for index in range(len(question.options))]
+    choice = estimate_choice(counts, n, p_true, p_false, confidence, method)
+    if choice is None:
+        categories = tuple(
+            CategoryEstimate(option, 0, None, None, None) for option in question.options
+        )
+    else:
+        categories = tuple(
+            CategoryEstimate(option, count, single, joint, shown)
+            for option, count, single, joint, shown in zip(
+                question.options,
+                counts,
+                choice.options,
+                choice.simultaneous,
+                choice.display,
+                strict=True,
             )
-        }
-        after = {key: (n + newer[key][0], yes + newer[key][1]) for key, (n, yes) in scanned.items()}
-        for key, (n, yes) in after.items():
-            db.execute(
-                "UPDATE questions SET n = ?, reported_yes = ? WHERE survey_id = ? AND key = ?",
-                [n, yes, survey.id, key],
-            )
-    return Recount(before=before, after=after)
+        )
+    return QuestionEstimate(question, n, categories)

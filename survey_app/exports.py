@@ -2,6 +2,8 @@
 
 CSVs are produced as a stream of lines so memory stays flat however many rows; the HTTP
 routes and ``survey-app export`` iterate the same generators, so both give the same bytes.
+The aggregate rows are built once, as mappings keyed by column name, and the CSV and the
+JSON both read them: a new column is one edit.
 """
 
 from __future__ import annotations
@@ -10,15 +12,17 @@ import csv
 import datetime
 import io
 import itertools
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Callable, Iterable, Iterator
+from fractions import Fraction
 from typing import Any
 
 import sqlite_utils
 
-from .estimates import QuestionEstimate
-from .privacy import MECHANISM_NAME
+from .estimates import CategoryEstimate, QuestionEstimate
+from .ledger import survey_ledger
 from .responses import iter_response_rows
-from .surveys import Survey
+from .surveys import Question, Survey
 
 AGGREGATE_COLUMNS = (
     "survey",
@@ -35,21 +39,32 @@ AGGREGATE_COLUMNS = (
     "ci_low",
     "ci_high",
     "confidence",
+    "simultaneous_low",
+    "simultaneous_high",
+    "display_estimate",
+    "parameters",
 )
-RESPONSE_COLUMNS = (
-    "survey",
-    "answered_on",
-    "mechanism",
-    "truth_probability",
-    "forced_yes_probability",
+RESPONSE_COLUMNS = ("survey", "answered_on", "design")
+ESTIMATOR = (
+    "shares: unbiased moment estimator (count/n - p_false)/(p_true - p_false), clipped to "
+    "[0, 1]; numbers: mean of the reports mapped to the answer's scale, clipped to [min, max]"
 )
-ESTIMATOR = "unbiased moment estimator (Warner 1965), clipped to [0, 1] (the MLE)"
 INTERVAL_DESCRIPTIONS = {
-    "wilson": "Wilson score interval for the reported-yes rate, mapped through "
-    "(rate - (1-t)f)/t and clipped to [0, 1]; never zero width",
-    "clopper-pearson": "Clopper-Pearson exact interval for the reported-yes rate, mapped "
-    "through (rate - (1-t)f)/t and clipped to [0, 1]; never zero width",
+    "wilson": "Wilson score interval for the reported rate, mapped through "
+    "(rate - p_false)/(p_true - p_false) and clipped to [0, 1]; never zero width",
+    "clopper-pearson": "Clopper-Pearson exact interval for the reported rate, mapped "
+    "through (rate - p_false)/(p_true - p_false) and clipped to [0, 1]; never zero width",
 }
+MEAN_INTERVAL = "Student t interval from the reports' sample variance (numbers)"
+SIMULTANEOUS = (
+    "simultaneous_low/high: each option's interval at level 1 - (1 - confidence)/k, so with "
+    "the stated confidence every option of a choice question is within its bounds at once"
+)
+DISPLAY = (
+    "display_estimate: the choice estimates projected onto the simplex by norm-sub "
+    "(one common amount subtracted from the positive estimates, negatives set to 0, summing "
+    "to 1); for display only, the unbiased values are in estimate"
+)
 # Spreadsheets run a cell that starts with one of these as a formula (CSV injection).
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 CHUNK_CHARACTERS = 64 * 1024
@@ -82,68 +97,155 @@ def csv_chunks(rows: Iterable[Iterable[object]]) -> Iterator[str]:
         yield buffer.getvalue()
 
 
+def aggregate_rows(
+    survey: Survey, estimates: Iterable[QuestionEstimate]
+) -> Iterator[dict[str, Any]]:
+    """One mapping per question and category (an option, "yes", or "mean"), full precision;
+    None where a question has no responses yet."""
+    for item in estimates:
+        question = item.question
+        common = {
+            "survey": survey.slug,
+            "question": question.key,
+            "question_text": question.text,
+            "mechanism": question.mechanism.name,
+            "epsilon": question.epsilon,
+            "n": item.n,
+            "parameters": question.mechanism.parameters(),
+        }
+        if question.type == "number":
+            mean = item.mean
+            yield {
+                **common,
+                "category": "mean",
+                "reported": None,
+                "reported_rate": None,
+                **_interval(mean),
+                "simultaneous_low": None,
+                "simultaneous_high": None,
+                "display_estimate": mean and mean.point,
+            }
+            continue
+        for category in item.categories:
+            yield {**common, **_share_row(item, category)}
+
+
+def _share_row(item: QuestionEstimate, category: CategoryEstimate) -> dict[str, Any]:
+    joint = category.simultaneous
+    return {
+        "category": category.category,
+        "reported": category.reported,
+        "reported_rate": item.reported_rate(category),
+        **_interval(category.estimate),
+        "simultaneous_low": joint and joint.low,
+        "simultaneous_high": joint and joint.high,
+        "display_estimate": category.display,
+    }
+
+
+def _interval(estimate: Any) -> dict[str, Any]:
+    """The point, standard error and interval of an Estimate or a MeanEstimate."""
+    return {
+        "estimate": estimate and estimate.point,
+        "unclipped_estimate": estimate and estimate.unclipped,
+        "std_error": estimate and estimate.std_error,
+        "ci_low": estimate and estimate.low,
+        "ci_high": estimate and estimate.high,
+        "confidence": estimate and estimate.confidence,
+        "interval_method": estimate and getattr(estimate, "method", "t"),
+    }
+
+
+def _csv_cell(column: str, value: Any) -> object:
+    if value is None:
+        return ""
+    if column in {"question_text", "category"}:
+        return neutralize(str(value))
+    if column == "parameters":
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    if column == "confidence":
+        return f"{value:g}"
+    if isinstance(value, float):
+        return _decimal(value)
+    return value
+
+
 def aggregate_csv(survey: Survey, estimates: Iterable[QuestionEstimate]) -> Iterator[str]:
-    """One row per question and category, with DESIGN.md's columns; empty cells for n = 0."""
-
-    def row(item: QuestionEstimate) -> list[object]:
-        estimate = item.estimate
-        return [
-            survey.slug,
-            item.question.key,
-            "yes",
-            neutralize(item.question.text),
-            MECHANISM_NAME,
-            _decimal(item.question.design.epsilon),
-            item.n,
-            item.reported_yes,
-            _decimal(item.reported_rate),
-            _decimal(estimate.point if estimate else None),
-            _decimal(estimate.std_error if estimate else None),
-            _decimal(estimate.low if estimate else None),
-            _decimal(estimate.high if estimate else None),
-            f"{estimate.confidence:g}" if estimate else "",
-        ]
-
-    return csv_chunks(itertools.chain([AGGREGATE_COLUMNS], map(row, estimates)))
-
-
-def responses_csv(db: sqlite_utils.Database, survey: Survey) -> Iterator[str]:
-    """The randomized per-response CSV: one row a response, a 1/0 column a question.
-
-    Values are reported (randomized) answers, 1 = "yes"; analyse them with the design in
-    the mechanism columns, never as true answers.
-    """
-    header = [*RESPONSE_COLUMNS, *(q.key for q in survey.questions)]
-    rows = ([survey.slug, *row] for row in iter_response_rows(db, survey))
-    return csv_chunks(itertools.chain([header], rows))
+    """The aggregate rows as CSV with ``AGGREGATE_COLUMNS``; empty cells where n = 0."""
+    rows = (
+        [_csv_cell(column, row[column]) for column in AGGREGATE_COLUMNS]
+        for row in aggregate_rows(survey, estimates)
+    )
+    return csv_chunks(itertools.chain([AGGREGATE_COLUMNS], rows))
 
 
 def estimates_json(survey: Survey, estimates: Iterable[QuestionEstimate]) -> dict[str, Any]:
-    """The aggregate CSV's numbers as JSON (full float precision, null for no data)."""
+    """The aggregate rows as JSON (full float precision, null for no data)."""
     return {
         "survey": survey.slug,
         "title": survey.title,
-        "questions": [
-            {
-                "question": item.question.key,
-                "category": "yes",
-                "question_text": item.question.text,
-                "mechanism": MECHANISM_NAME,
-                "epsilon": item.question.design.epsilon,
-                "n": item.n,
-                "reported": item.reported_yes,
-                "reported_rate": item.reported_rate,
-                "estimate": item.estimate and item.estimate.point,
-                "unclipped_estimate": item.estimate and item.estimate.unclipped,
-                "std_error": item.estimate and item.estimate.std_error,
-                "ci_low": item.estimate and item.estimate.low,
-                "ci_high": item.estimate and item.estimate.high,
-                "confidence": item.estimate and item.estimate.confidence,
-                "interval_method": item.estimate and item.estimate.method,
-            }
-            for item in estimates
-        ],
+        "rows": list(aggregate_rows(survey, estimates)),
     }
+
+
+def response_columns(survey: Survey) -> list[str]:
+    """The per-response CSV's header: a column per question, one per option for unary
+    encoding (``key.index``; a dot never occurs in a question key)."""
+    columns = list(RESPONSE_COLUMNS)
+    for question in survey.questions:
+        if question.mechanism.name == "optimized_unary_encoding":
+            columns += [f"{question.key}.{index}" for index in range(len(question.options))]
+        else:
+            columns.append(question.key)
+    return columns
+
+
+def _response_cells(question: Question) -> Callable[[Any], list[object]]:
+    """How one question's stored value becomes its cells in the per-response CSV."""
+    mechanism = question.mechanism
+    if question.type == "choice" and mechanism.name == "optimized_unary_encoding":
+        width = len(question.options)
+        return lambda v: [""] * width if v is None else [int(bit) for bit in v]
+    if question.type == "choice":
+        return lambda v: ["" if v is None else neutralize(question.options[v])]
+    if mechanism.name == "duchi_binary":
+        offset, scale = mechanism.value_offset, mechanism.value_scale  # type: ignore[attr-defined]
+        return lambda v: ["" if v is None else _decimal(offset + scale * v)]
+    return lambda v: ["" if v is None else v]
+
+
+def responses_csv(db: sqlite_utils.Database, survey: Survey) -> Iterator[str]:
+    """The randomized per-response CSV: one row a response; the codebook says how each
+    question's column is encoded. Values are reports, never true answers."""
+    encoders = [_response_cells(q) for q in survey.questions]
+
+    def cells(row: list[Any]) -> list[object]:
+        answered_on, design, *values = row
+        out: list[object] = [survey.slug, answered_on, design]
+        for encode, value in zip(encoders, values, strict=True):
+            out += encode(value)
+        return out
+
+    rows = map(cells, iter_response_rows(db, survey))
+    return csv_chunks(itertools.chain([response_columns(survey)], rows))
+
+
+def _response_encoding(question: Question) -> str:
+    name = question.mechanism.name
+    if name == "two_coin_randomized_response":
+        return "1 = reported yes, 0 = reported no (randomized)"
+    if name == "generalized_randomized_response":
+        return "the reported option (randomized: the true one with keep_probability)"
+    if name == "optimized_unary_encoding":
+        return (
+            f"columns {question.key}.0 .. {question.key}.{len(question.options) - 1}: "
+            "1 = option's bit reported set (randomized)"
+        )
+    if name == "discrete_laplace":
+        return "the answer plus two-sided geometric noise (may fall outside [min, max])"
+    if name == "duchi_binary":
+        return "the report mapped to the answer's scale: its mean is the unbiased mean"
+    return "the answer as given (not randomized)"
 
 
 def codebook(
@@ -151,41 +253,60 @@ def codebook(
 ) -> dict[str, Any]:
     """Provenance for an export: enough to analyse it without this app.
 
-    R's ``rr`` package reads the per-response file with ``design = "forced-known"``,
-    ``p`` = truth_probability, ``p1`` = (1-t)f and ``p0`` = (1-t)(1-f).
+    Every question's mechanism with its exact parameters and ε (the ledger). For a
+    two-coin question, R's ``rr`` package reads the per-response column with
+    ``design = "forced-known"``, ``p`` = t, ``p1`` = (1-t)f and ``p0`` = (1-t)(1-f).
     """
-    design = survey.questions[0].design
-    t, f = design.truth_probability, design.forced_yes_probability
+    questions = []
+    for question, entry in zip(survey.questions, survey_ledger(survey), strict=True):
+        described: dict[str, Any] = {
+            "key": entry.key,
+            "text": entry.text,
+            "type": entry.type,
+            "sensitive": entry.sensitive,
+            "required": question.required,
+            "mechanism": entry.mechanism,
+            "parameters": entry.parameters,
+            "epsilon": entry.epsilon,
+            "how": entry.how,
+        }
+        if question.type == "choice":
+            described["options"] = list(question.options)
+        if question.type == "number":
+            described["min"], described["max"] = question.min, question.max
+        if entry.mechanism == "two_coin_randomized_response":
+            t = Fraction(entry.parameters["truth_probability"])
+            f = Fraction(entry.parameters["forced_yes_probability"])
+            described["r_rr_package"] = {
+                "design": "forced-known",
+                "p": float(t),
+                "p1": float((1 - t) * f),
+                "p0": float((1 - t) * (1 - f)),
+            }
+        if kind == "responses":
+            described["encoding"] = _response_encoding(question)
+        questions.append(described)
     book: dict[str, Any] = {
         "survey": survey.slug,
         "title": survey.title,
         "export": kind,
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "app_version": app_version,
-        "mechanism": {
-            "name": MECHANISM_NAME,
-            "truth_probability_t": t,
-            "forced_yes_probability_f": f,
-            "p_report_yes_given_yes": design.p_yes_given_yes,
-            "p_report_yes_given_no": design.p_yes_given_no,
-            "epsilon_per_answer": design.epsilon,
-            "epsilon_per_respondent": survey.epsilon_total,
-            "r_rr_package": {
-                "design": "forced-known",
-                "p": t,
-                "p1": (1 - t) * f,
-                "p0": (1 - t) * (1 - f),
-            },
-        },
-        "questions": {q.key: q.text for q in survey.questions},
+        "design": survey.design,
+        "epsilon_per_respondent": survey.epsilon_total,
+        "composition": "basic: the per-respondent ε is the sum of the questions' ε",
+        "questions": questions,
     }
     if kind == "aggregate":
         book["estimator"] = ESTIMATOR
         book["interval_method"] = method
         book["interval"] = INTERVAL_DESCRIPTIONS[method]
+        book["mean_interval"] = MEAN_INTERVAL
+        book["simultaneous"] = SIMULTANEOUS
+        book["display_estimate"] = DISPLAY
         book["confidence"] = confidence
         book["columns"] = list(AGGREGATE_COLUMNS)
     else:
-        book["columns"] = [*RESPONSE_COLUMNS, *(q.key for q in survey.questions)]
-        book["values"] = "1 = reported yes, 0 = reported no; randomized, not true answers"
+        book["columns"] = response_columns(survey)
+        book["values"] = "randomized reports, not true answers; empty = question skipped"
     return book

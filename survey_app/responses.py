@@ -13,31 +13,29 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from .answers import Report, Stored, from_stored, to_stored
 from .db import write_transaction
 from .invitations import use_invitation
-from .privacy import MECHANISM_NAME
 from .surveys import Survey
+from .tallies import add_to_tallies
 
 
 @dataclass(frozen=True)
 class StoredResponse:
-    """Exactly the stored row, shown to the respondent after submitting (invariant 5)."""
+    """Exactly the stored row, shown to the respondent after submitting (invariant 5).
+
+    ``design`` is the fingerprint of the mechanisms (with their exact parameters) that
+    the reports went through; ``reported`` holds None for a skipped question.
+    """
 
     survey_slug: str
     answered_on: str
-    mechanism: str
-    truth_probability: float
-    forced_yes_probability: float
-    reported: dict[str, bool]
+    design: str
+    reported: dict[str, Report | None]
 
 
 class SubmissionConflictError(ValueError):
     """The submission id was already used for another survey."""
-
-
-_STORED_COLUMNS = (
-    "survey_id, answered_on, mechanism, truth_probability, forced_yes_probability, answers"
-)
 
 
 def find_response(
@@ -45,33 +43,31 @@ def find_response(
 ) -> StoredResponse | None:
     """The response stored under this submission id, so a retried POST is answered alike."""
     row = db.execute(
-        f"SELECT {_STORED_COLUMNS} FROM responses WHERE submission_id = ?",  # noqa: S608
+        "SELECT survey_id, answered_on, design, answers FROM responses WHERE submission_id = ?",
         [submission_id],
     ).fetchone()
     if row is None:
         return None
-    survey_id, answered_on, mechanism, truth, forced_yes, answers = row
+    survey_id, answered_on, design, answers = row
     if survey_id != survey.id:
         raise SubmissionConflictError("this submission id belongs to another survey")
-    stored = json.loads(answers)
+    stored: dict[str, Stored] = json.loads(answers)
     return StoredResponse(
         survey_slug=survey.slug,
         answered_on=answered_on,
-        mechanism=mechanism,
-        truth_probability=truth,
-        forced_yes_probability=forced_yes,
-        reported={q.key: bool(stored[q.key]) for q in survey.questions},
+        design=design,
+        reported={q.key: from_stored(q, stored.get(q.key)) for q in survey.questions},
     )
 
 
 def record_response(
     db: sqlite_utils.Database,
     survey: Survey,
-    reported: Mapping[str, bool],
+    reported: Mapping[str, Report | None],
     submission_id: str,
     invitation: str | None = None,
 ) -> StoredResponse:
-    """Store one randomized response and bump the counters, in one short transaction.
+    """Store one randomized response and add it to the tallies, in one short transaction.
 
     A submission id already stored returns the earlier response unchanged: a retry must
     not add a second, freshly randomized copy (two copies would weaken the protection).
@@ -80,16 +76,14 @@ def record_response(
     one write on the hot path, and it must stay as short as the lock it holds.
     """
     if set(reported) != {q.key for q in survey.questions}:
-        raise ValueError("a response must answer exactly the survey's questions")
-    design = survey.questions[0].design
+        raise ValueError("a response must list exactly the survey's questions")
     stored = StoredResponse(
         survey_slug=survey.slug,
         answered_on=datetime.date.today().isoformat(),
-        mechanism=MECHANISM_NAME,
-        truth_probability=design.truth_probability,
-        forced_yes_probability=design.forced_yes_probability,
-        reported={q.key: bool(reported[q.key]) for q in survey.questions},
+        design=survey.design,
+        reported=dict(reported),
     )
+    answers = json.dumps({q.key: to_stored(q, reported[q.key]) for q in survey.questions})
     with write_transaction(db):
         existing = find_response(db, survey, submission_id)
         if existing is not None:
@@ -97,37 +91,26 @@ def record_response(
         if survey.by_invitation:
             use_invitation(db, survey, invitation)
         db.execute(
-            "INSERT INTO responses (submission_id, "  # noqa: S608
-            f"{_STORED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                submission_id,
-                survey.id,
-                stored.answered_on,
-                stored.mechanism,
-                stored.truth_probability,
-                stored.forced_yes_probability,
-                json.dumps({key: int(value) for key, value in stored.reported.items()}),
-            ],
+            "INSERT INTO responses (submission_id, survey_id, answered_on, design, answers) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [submission_id, survey.id, stored.answered_on, stored.design, answers],
         )
-        db.conn.executemany(
-            "UPDATE questions SET n = n + 1, reported_yes = reported_yes + ? WHERE id = ?",
-            [(int(stored.reported[q.key]), q.id) for q in survey.questions],
-        )
+        db.execute("UPDATE surveys SET responses = responses + 1 WHERE id = ?", [survey.id])
+        add_to_tallies(db, survey, stored.reported)
     return stored
 
 
 def iter_response_rows(db: sqlite_utils.Database, survey: Survey) -> Iterator[list[object]]:
-    """Every stored response as [day, mechanism, t, f, answer per question (1/0)].
+    """Every stored response as [day, design, stored value per question].
 
     Read with a plain cursor in storage order, one row at a time: exports of a million
     rows stream through here, so nothing is collected and no per-row object is built.
     """
     keys = [q.key for q in survey.questions]
     cursor = db.execute(
-        "SELECT answered_on, mechanism, truth_probability, forced_yes_probability, answers "
-        "FROM responses WHERE survey_id = ? ORDER BY id",
+        "SELECT answered_on, design, answers FROM responses WHERE survey_id = ? ORDER BY id",
         [survey.id],
     )
-    for answered_on, mechanism, truth, forced_yes, answers in cursor:
+    for answered_on, design, answers in cursor:
         reported = json.loads(answers)
-        yield [answered_on, mechanism, truth, forced_yes, *(reported[key] for key in keys)]
+        yield [answered_on, design, *(reported.get(key) for key in keys)]

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import datetime
+import json
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
 
 import sqlite_utils
 
 from .db import write_transaction
 from .definitions import SurveyDefinition
-from .privacy import FAIR_COINS, TwoCoinDesign, survey_epsilon
-
-# The mechanism each question type uses. yes_no: fair coins, ε = ln 3 (DESIGN.md).
-QUESTION_DESIGNS: dict[str, TwoCoinDesign] = {"yes_no": FAIR_COINS}
-
+from .designs import question_mechanism, survey_fingerprint
+from .privacy import Mechanism, mechanism_from_parameters
 
 STATUSES = ("draft", "open", "closed")
 
@@ -24,11 +25,29 @@ class SurveyExistsError(ValueError):
 
 @dataclass(frozen=True)
 class Question:
+    """A stored question with the mechanism its answers go through.
+
+    ``mechanism`` is rebuilt from the exact parameters stored with the question, so the ε
+    shown and exported is the one of the coins actually flipped. ``requested_epsilon`` is
+    the survey file's number as written (None: the type's default).
+    """
+
     id: int
     key: str
     text: str
     type: str
-    design: TwoCoinDesign
+    mechanism: Mechanism
+    sensitive: bool = True
+    required: bool = True
+    options: tuple[str, ...] = ()
+    min: int | None = None
+    max: int | None = None
+    requested_epsilon: str | None = None
+
+    @property
+    def epsilon(self) -> float:
+        """What answering this question costs (0 for a plain one: stored as given)."""
+        return self.mechanism.epsilon if self.sensitive else 0.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +60,10 @@ class Survey:
     status: str = "open"
     access: str = "open"
     owner_id: int | None = None
+    consent: str = ""
+    contact: str = ""
+    max_epsilon: str | None = None
+    design: str = ""
 
     @property
     def accepts_responses(self) -> bool:
@@ -51,17 +74,17 @@ class Survey:
         return self.access == "invitation"
 
     @property
-    def epsilon_per_answer(self) -> float:
-        return max(question.design.epsilon for question in self.questions)
+    def sensitive_questions(self) -> tuple[Question, ...]:
+        return tuple(question for question in self.questions if question.sensitive)
 
     @property
     def epsilon_total(self) -> float:
         """What answering the whole survey costs one respondent (basic composition)."""
-        return sum(survey_epsilon(1, question.design) for question in self.questions)
+        return sum(question.epsilon for question in self.questions)
 
-    @property
-    def all_fair_coins(self) -> bool:
-        return all(question.design.is_fair for question in self.questions)
+    def parameters_by_key(self) -> dict[str, dict[str, Any]]:
+        """Every sensitive question's mechanism parameters, as the browser receives them."""
+        return {q.key: q.mechanism.parameters() for q in self.sensitive_questions}
 
 
 def store_survey(
@@ -70,7 +93,10 @@ def store_survey(
     owner_id: int | None = None,
     status: str = "open",
 ) -> Survey:
-    """Store a validated definition with its questions, all or nothing."""
+    """Store a validated definition with its questions and their design, all or nothing."""
+    mechanisms = {q.key: question_mechanism(q) for q in definition.questions}
+    parameters = {key: mechanism.parameters() for key, mechanism in mechanisms.items()}
+    fingerprint = survey_fingerprint(parameters)
     with write_transaction(db):
         if db.execute("SELECT 1 FROM surveys WHERE slug = ?", [definition.slug]).fetchone():
             raise SurveyExistsError(f"a survey with slug {definition.slug!r} already exists")
@@ -85,9 +111,21 @@ def store_survey(
                     "owner_id": owner_id,
                     "status": status,
                     "access": definition.access,
+                    "consent": definition.consent,
+                    "contact": definition.contact,
+                    "max_epsilon": _decimal_text(definition.max_epsilon),
+                    "design": fingerprint,
                 }
             )
             .last_pk
+        )
+        db.table("designs").insert(
+            {
+                "fingerprint": fingerprint,
+                "survey_id": survey_id,
+                "questions": json.dumps(parameters, sort_keys=True),
+            },
+            ignore=True,
         )
         db.table("questions").insert_all(
             {
@@ -96,8 +134,13 @@ def store_survey(
                 "key": question.key,
                 "text": question.text,
                 "type": question.type,
-                "truth_probability": QUESTION_DESIGNS[question.type].truth_probability,
-                "forced_yes_probability": QUESTION_DESIGNS[question.type].forced_yes_probability,
+                "sensitive": int(question.sensitive),
+                "required": int(question.required),
+                "options": json.dumps(question.options) if question.type == "choice" else None,
+                "min": question.min,
+                "max": question.max,
+                "requested_epsilon": _decimal_text(question.epsilon),
+                "parameters": json.dumps(parameters[question.key], sort_keys=True),
             }
             for position, question in enumerate(definition.questions)
         )
@@ -106,9 +149,28 @@ def store_survey(
     return survey
 
 
+def _decimal_text(value: Fraction | None) -> str | None:
+    """A number from the survey file, kept as the decimal it was written as."""
+    if value is None:
+        return None
+    return (
+        str(value.numerator)
+        if value.denominator == 1
+        else str(Decimal(value.numerator) / value.denominator)
+    )
+
+
+_SURVEY_COLUMNS = (
+    "id, slug, title, description, status, access, owner_id, consent, contact, max_epsilon, design"
+)
+_QUESTION_COLUMNS = (
+    "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters"
+)
+
+
 def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
     row = db.execute(
-        "SELECT id, slug, title, description, status, access, owner_id FROM surveys WHERE slug = ?",
+        f"SELECT {_SURVEY_COLUMNS} FROM surveys WHERE slug = ?",  # noqa: S608
         [slug],
     ).fetchone()
     if row is None:
@@ -119,11 +181,17 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
             key=q["key"],
             text=q["text"],
             type=q["type"],
-            design=TwoCoinDesign(q["truth_probability"], q["forced_yes_probability"]),
+            mechanism=mechanism_from_parameters(json.loads(q["parameters"])),
+            sensitive=bool(q["sensitive"]),
+            required=bool(q["required"]),
+            options=tuple(json.loads(q["options"])) if q["options"] else (),
+            min=q["min"],
+            max=q["max"],
+            requested_epsilon=q["requested_epsilon"],
         )
         for q in db.query(
-            "SELECT id, key, text, type, truth_probability, forced_yes_probability "
-            "FROM questions WHERE survey_id = ? ORDER BY position",
+            f"SELECT {_QUESTION_COLUMNS} FROM questions "  # noqa: S608
+            "WHERE survey_id = ? ORDER BY position",
             [row[0]],
         )
     )
@@ -136,6 +204,10 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
         status=row[4],
         access=row[5],
         owner_id=row[6],
+        consent=row[7],
+        contact=row[8],
+        max_epsilon=row[9],
+        design=row[10],
     )
 
 
@@ -145,12 +217,7 @@ _VISIBLE_TO = (
     "(s.owner_id IS NULL OR s.owner_id = :researcher OR EXISTS (SELECT 1 FROM survey_viewers v "
     "WHERE v.survey_id = s.id AND v.researcher_id = :researcher))"
 )
-# Every response answers every question, so the largest question counter is the response
-# count, read without scanning the responses.
-_SUMMARY = (
-    "SELECT s.slug, s.title, s.status, s.access, (SELECT coalesce(max(n), 0) FROM questions q "
-    "WHERE q.survey_id = s.id) AS responses FROM surveys s"
-)
+_SUMMARY = "SELECT s.slug, s.title, s.status, s.access, s.responses FROM surveys s"
 
 
 def list_public_surveys(db: sqlite_utils.Database) -> list[dict[str, object]]:
@@ -189,6 +256,11 @@ def share_survey(db: sqlite_utils.Database, survey: Survey, researcher_id: int) 
             "INSERT OR IGNORE INTO survey_viewers (survey_id, researcher_id) VALUES (?, ?)",
             [survey.id, researcher_id],
         )
+
+
+def survey_response_count(db: sqlite_utils.Database, survey: Survey) -> int:
+    row = db.execute("SELECT responses FROM surveys WHERE id = ?", [survey.id]).fetchone()
+    return int(row[0])
 
 
 def count_surveys(db: sqlite_utils.Database) -> int:

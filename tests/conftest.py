@@ -53,6 +53,18 @@ def database(app: Flask) -> sqlite_utils.Database:
     return sqlite_utils.Database(app.config["DATABASE"])
 
 
+def tally_cells(database: sqlite_utils.Database) -> dict[str, dict[str, int]]:
+    """Every question's running tallies by key ({"n": …, "yes": …} for yes/no)."""
+    cells: dict[str, dict[str, int]] = {}
+    for key, cell, value in database.execute(
+        "SELECT q.key, t.cell, t.value FROM questions q LEFT JOIN tallies t ON t.question_id = q.id"
+    ).fetchall():
+        cells.setdefault(key, {})
+        if cell is not None:
+            cells[key][cell] = value
+    return cells
+
+
 def hidden_fields(page: str) -> dict[str, str]:
     """The form's hidden inputs (CSRF token and submission id) from a rendered page."""
     return dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', page))
@@ -104,3 +116,20 @@ def submit_client_randomized(app: Flask, reported: dict[str, str]) -> None:
         f"/s/{SLUG}", data={**fresh_form(respondent), **reported, "randomized": "client"}
     )
     assert response.status_code == 200
+
+
+MIXED = ROOT / "examples" / "mixed-survey.yaml"
+MIXED_SLUG = "student-life"
+
+
+@pytest.fixture
+def mixed_app(app: Flask) -> Flask:
+    """The app with the example survey that mixes every question type, consent included."""
+    with app.app_context():
+        store_survey(get_db(), load_definition(MIXED))
+    return app
+
+
+def mixed_form(client: FlaskClient) -> dict[str, str]:
+    """The mixed survey's hidden fields, after agreeing to the consent text."""
+    return fresh_form(client, f"{MIXED_SLUG}?agree=yes")

@@ -61,11 +61,8 @@ def test_export_responses(app, runner: FlaskCliRunner, tmp_path: Path) -> None:
     result = runner.invoke(args=["export", SLUG, "--responses"])
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert lines[0] == (
-        "survey,answered_on,mechanism,truth_probability,forced_yes_probability,"
-        "cheated,drugs,skipped_meals"
-    )
-    assert lines[1].startswith("campus-health,") and lines[1].endswith(",0.5,0.5,1,1,1")
+    assert lines[0] == "survey,answered_on,design,cheated,drugs,skipped_meals"
+    assert lines[1].startswith("campus-health,") and lines[1].endswith(",1,1,1")
     output = tmp_path / "responses.csv"
     assert runner.invoke(args=["export", SLUG, "--responses", "-o", str(output)]).exit_code == 0
     assert output.read_text().splitlines() == lines

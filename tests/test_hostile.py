@@ -72,14 +72,14 @@ def _counts(app: Flask) -> tuple[int, dict[str, tuple[int, int]]]:
     """(response rows, {question key: (n, reported_yes)}) for the example survey."""
     with _connect(app) as conn:
         rows = conn.execute("SELECT count(*) FROM responses").fetchone()[0]
-        counters = {
-            key: (n, yes)
-            for key, n, yes in conn.execute(
-                "SELECT q.key, q.n, q.reported_yes FROM questions q JOIN surveys s "
-                "ON q.survey_id = s.id WHERE s.slug = ?",
-                [SLUG],
-            )
-        }
+        counters = dict.fromkeys(KEYS, (0, 0))
+        for key, n, yes in conn.execute(
+            "SELECT q.key, sum(t.value * (t.cell = 'n')), sum(t.value * (t.cell = 'yes')) "
+            "FROM questions q JOIN surveys s ON q.survey_id = s.id "
+            "JOIN tallies t ON t.question_id = q.id WHERE s.slug = ? GROUP BY q.key",
+            [SLUG],
+        ):
+            counters[key] = (n, yes)
     return rows, counters
 
 
@@ -99,8 +99,8 @@ def _reset_responses(app: Flask) -> None:
     with _connect(app) as conn:
         if conn.execute("SELECT count(*) FROM responses").fetchone()[0]:
             conn.executescript(
-                "BEGIN; DELETE FROM responses; "
-                "UPDATE questions SET n = 0, reported_yes = 0; COMMIT;"
+                "BEGIN; DELETE FROM responses; DELETE FROM tallies; "
+                "UPDATE surveys SET responses = 0; COMMIT;"
             )
 
 

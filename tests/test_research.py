@@ -10,7 +10,7 @@ import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from survey_app import estimates
+from survey_app import tallies
 from survey_app.db import connect, get_db
 from survey_app.responses import record_response
 from survey_app.surveys import get_survey
@@ -34,24 +34,33 @@ REPORTS = [
     for i in range(10)
 ]
 
-# Worked by hand from DESIGN.md's formulas, fair coins (t = f = 1/2), z = 1.959964:
-# cheated: rate .6, estimate 2(.6) - .5 = .7, s.e. 2 sqrt(.6 .4 / 10) = .309839; Wilson
-#   for the rate is [.312674, .831820], mapped 2x - .5 to [.125348, 1.163640], clipped.
+# Worked by hand from the design document's formulas, fair coins (t = f = 1/2), with the
+# default Clopper-Pearson interval for the reported rate (beta quantiles):
+# cheated: rate .6, estimate 2(.6) - .5 = .7, s.e. 2 sqrt(.6 .4 / 10) = .309839; the rate's
+#   interval is [B(.025; 6, 5), B(.975; 7, 4)] = [.262378, .878448], mapped 2x - .5 to
+#   [.024756, 1.256896], clipped.
 # drugs: rate .2 < 1/4 so the estimate clips to 0 (unclipped -.1); the interval is [0, u]
-#   with u the mapped Wilson upper bound at rate 1/4: .615637.
-# skipped_meals: rate 1 > 3/4, the mirror image: [1 - .615637, 1].
+#   with u the mapped upper bound at rate 1/4 (count 2.5): 2 B(.975; 3.5, 7.5) - .5 = .711637.
+# skipped_meals: rate 1 > 3/4, the mirror image: [1 - .711637, 1].
+# A yes/no question is one option, so its simultaneous interval is its interval, and its
+# display estimate is its (clipped) estimate.
+FAIR = (
+    '"{""forced_yes_probability"":""1/2"",""mechanism"":""two_coin_randomized_response"",'
+    '""truth_probability"":""1/2""}"'
+)
 EXPECTED_AGGREGATE_CSV = (
     "survey,question,category,question_text,mechanism,epsilon,n,reported,reported_rate,"
-    "estimate,std_error,ci_low,ci_high,confidence\r\n"
+    "estimate,std_error,ci_low,ci_high,confidence,simultaneous_low,simultaneous_high,"
+    "display_estimate,parameters\r\n"
     "campus-health,cheated,yes,Have you cheated on an exam in the past year?,"
-    "two_coin_randomized_response,1.098612,10,6,0.600000,0.700000,0.309839,0.125348,"
-    "1.000000,0.95\r\n"
+    "two_coin_randomized_response,1.098612,10,6,0.600000,0.700000,0.309839,0.024756,"
+    f"1.000000,0.95,0.024756,1.000000,0.700000,{FAIR}\r\n"
     "campus-health,drugs,yes,Have you used a prescription stimulant without a prescription "
     "in the past year?,two_coin_randomized_response,1.098612,10,2,0.200000,0.000000,"
-    "0.252982,0.000000,0.615637,0.95\r\n"
+    f"0.252982,0.000000,0.711637,0.95,0.000000,0.711637,0.000000,{FAIR}\r\n"
     "campus-health,skipped_meals,yes,Have you skipped meals because you could not afford "
     "food this term?,two_coin_randomized_response,1.098612,10,10,1.000000,1.000000,"
-    "0.000000,0.384363,1.000000,0.95\r\n"
+    f"0.000000,0.288363,1.000000,0.95,0.288363,1.000000,1.000000,{FAIR}\r\n"
 )
 
 
@@ -154,29 +163,36 @@ def test_cli_export_is_byte_identical(
         over_http = logged_in.get(f"/research/surveys/{SLUG}/{route}").get_data()
         assert output.read_bytes() == over_http
         book = json.loads(output.with_suffix(".codebook.json").read_text())
-        assert book["mechanism"]["truth_probability_t"] == 0.5
+        [cheated, *_] = book["questions"]
+        assert cheated["parameters"]["truth_probability"] == "1/2"
+        assert cheated["r_rr_package"] == {
+            "design": "forced-known",
+            "p": 0.5,
+            "p1": 0.25,
+            "p0": 0.25,
+        }
         assert "exported_at" in book and "app_version" in book
 
 
 def test_empty_survey_exports_empty_cells(logged_in: FlaskClient) -> None:
     lines = logged_in.get(f"/research/surveys/{SLUG}/export.csv").get_data(as_text=True)
     first_row = lines.splitlines()[1]
-    assert first_row.endswith(",1.098612,0,0,,,,,,")
+    assert ",1.098612,0,0,,,,,,,,,," in first_row
 
 
 def test_estimates_json_matches_the_csv(answered: Flask, logged_in: FlaskClient) -> None:
     data = logged_in.get(f"/research/surveys/{SLUG}/estimates.json").get_json()
-    by_key = {row["question"]: row for row in data["questions"]}
+    by_key = {row["question"]: row for row in data["rows"]}
     assert by_key["cheated"]["estimate"] == pytest.approx(0.7)
     assert by_key["drugs"]["unclipped_estimate"] == pytest.approx(-0.1)
-    assert by_key["drugs"]["ci_high"] == pytest.approx(0.615637, abs=1e-6)
+    assert by_key["drugs"]["ci_high"] == pytest.approx(0.711637, abs=1e-6)
 
 
 def test_dashboard_shows_estimates_and_unclipped(answered: Flask, logged_in: FlaskClient) -> None:
     page = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
-    assert "70.0%" in page and "12.5% – 100.0%" in page
+    assert "70.0%" in page and "2.5% – 100.0%" in page
     assert "unclipped -10.0%" in page
-    assert "ε = 1.099 per answer" in page and "3.296 per respondent" in page
+    assert "ε = 3.296 per respondent" in page
     assert 'src="/research/surveys/campus-health/plot.svg' in page
 
 
@@ -185,7 +201,7 @@ def test_confidence_is_selectable(answered: Flask, logged_in: FlaskClient, level
     csv_text = logged_in.get(
         f"/research/surveys/{SLUG}/export.csv?confidence={level}&method=clopper-pearson"
     ).get_data(as_text=True)
-    assert csv_text.splitlines()[1].endswith(f",{level}")
+    assert f",{level}," in csv_text.splitlines()[1]
     assert csv_text != EXPECTED_AGGREGATE_CSV
 
 
@@ -215,7 +231,7 @@ def test_responses_csv_has_one_row_per_response(answered: Flask, logged_in: Flas
     lines = logged_in.get(f"/research/surveys/{SLUG}/responses.csv").get_data(as_text=True)
     rows = lines.splitlines()
     assert len(rows) == 1 + len(REPORTS)
-    assert rows[1].endswith(",0.5,0.5,1,1,1")
+    assert rows[1].endswith(",1,1,1")
 
 
 def test_counters_equal_a_recount_after_a_burst(
@@ -225,7 +241,10 @@ def test_counters_equal_a_recount_after_a_burst(
     assert result.exit_code == 0
     assert "matched" in result.output
     # Break a counter by hand: the recount notices and repairs it.
-    database.execute("UPDATE questions SET n = n + 5 WHERE key = 'cheated'")
+    database.execute(
+        "UPDATE tallies SET value = value + 5 WHERE cell = 'n' AND question_id = "
+        "(SELECT id FROM questions WHERE key = 'cheated')"
+    )
     database.conn.commit()
     result = runner.invoke(args=["recount", SLUG])
     assert "did not match" in result.output and "cheated" in result.output
@@ -236,7 +255,7 @@ def test_recount_counts_responses_that_arrive_during_its_scan(
     answered: Flask, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The scan holds no write lock, so answers keep arriving; the catch-up adds them."""
-    scan = estimates._count_answers
+    scan = tallies._count_answers
     late = dict.fromkeys(KEYS, True)
 
     def scan_then_a_late_answer(db, survey, after_id):  # type: ignore[no-untyped-def]
@@ -247,13 +266,13 @@ def test_recount_counts_responses_that_arrive_during_its_scan(
             other.conn.close()
         return counted
 
-    monkeypatch.setattr(estimates, "_count_answers", scan_then_a_late_answer)
+    monkeypatch.setattr(tallies, "_count_answers", scan_then_a_late_answer)
     with answered.app_context():
         survey = get_survey(get_db(), SLUG)
         assert survey is not None
-        result = estimates.recount(get_db(), survey)
+        result = tallies.recount(get_db(), survey)
     assert result.matched  # the late response bumped the counters and was counted too
-    assert result.after["cheated"] == (len(REPORTS) + 1, 6 + 1)
+    assert result.after["cheated"] == {"n": len(REPORTS) + 1, "yes": 6 + 1}
 
 
 def test_create_researcher_from_stdin(runner: FlaskCliRunner, client: FlaskClient) -> None:

@@ -11,16 +11,14 @@ import sqlite_utils
 from flask.testing import FlaskClient
 from werkzeug.datastructures import MultiDict
 
-from .conftest import KEYS, SLUG, answers, fresh_form
+from .conftest import KEYS, SLUG, answers, fresh_form, tally_cells
 
 STORED_COLUMNS = {
     "id",
     "survey_id",
     "submission_id",
     "answered_on",
-    "mechanism",
-    "truth_probability",
-    "forced_yes_probability",
+    "design",
     "answers",
 }
 
@@ -81,7 +79,15 @@ def test_stored_row_holds_only_the_allowed_fields(
     assert set(row) == STORED_COLUMNS
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["answered_on"])  # the day, no time
     assert row["submission_id"] == fields["submission_id"]
-    assert (row["truth_probability"], row["forced_yes_probability"]) == (0.5, 0.5)
+    # The row names its design; the design holds each question's exact fair coins.
+    [design] = database["designs"].rows
+    assert row["design"] == design["fingerprint"] == fields["design"]
+    fair = {
+        "mechanism": "two_coin_randomized_response",
+        "truth_probability": "1/2",
+        "forced_yes_probability": "1/2",
+    }
+    assert json.loads(design["questions"]) == dict.fromkeys(KEYS, fair)
     assert set(json.loads(row["answers"])) == set(KEYS)
     assert set(json.loads(row["answers"]).values()) <= {0, 1}
 
@@ -150,8 +156,7 @@ def test_counters_follow_the_responses(app, database: sqlite_utils.Database) -> 
         submit(client, **fresh_form(client), **answers(), randomized="client")
     client = app.test_client()
     submit(client, **fresh_form(client), **answers("no"), randomized="client")
-    counts = {q["key"]: (q["n"], q["reported_yes"]) for q in database["questions"].rows}
-    assert counts == dict.fromkeys(KEYS, (21, 20))
+    assert tally_cells(database) == dict.fromkeys(KEYS, {"n": 21, "yes": 20})
 
 
 BAD_SUBMISSIONS = {
@@ -177,7 +182,7 @@ def test_bad_submissions_are_refused_and_store_nothing(
     assert 'id="survey-form"' in page  # the form is shown again to answer
     assert "checked" not in page  # the true answers are not echoed back
     assert response_rows(database) == []
-    assert {q["n"] for q in database["questions"].rows} == {0}
+    assert tally_cells(database) == dict.fromkeys(KEYS, {})
 
 
 def test_a_field_sent_twice_is_refused(

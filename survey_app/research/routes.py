@@ -19,11 +19,12 @@ from .. import __version__
 from ..db import get_db, stream_rows
 from ..estimates import QuestionEstimate, survey_estimates
 from ..exports import aggregate_csv, codebook, estimates_json, responses_csv
-from ..privacy import INTERVAL_METHODS, required_sample_size
+from ..planning import plan_survey
+from ..privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
 from ..privacy.planner import MIN_HALF_WIDTH
-from ..surveys import Survey, can_see, get_survey, list_visible_surveys
+from ..surveys import Survey, can_see, get_survey, list_visible_surveys, survey_response_count
 from .auth import current_researcher, require_researcher
-from .plots import estimates_svg
+from .plots import estimates_svg, options_svg
 
 bp = Blueprint("research", __name__, url_prefix="/research")
 bp.before_request(require_researcher)
@@ -45,7 +46,7 @@ def _survey_or_404(slug: str) -> Survey:
 def _interval_options() -> tuple[float, str]:
     """``confidence`` and ``method`` from the query string; 400 for anything else."""
     confidence = request.args.get("confidence", 0.95, type=float)
-    method = request.args.get("method", "wilson")
+    method = request.args.get("method", DEFAULT_INTERVAL_METHOD)
     if confidence not in CONFIDENCE_LEVELS:
         abort(400, description="confidence must be one of 0.9, 0.95 or 0.99.")
     if method not in INTERVAL_METHODS:
@@ -77,6 +78,9 @@ def index() -> str:
     return render_template("research/index.html", surveys=surveys)
 
 
+MAX_PLANNED_RESPONDENTS = 10_000_000
+
+
 @bp.get("/surveys/<slug>")
 def dashboard(slug: str) -> str:
     survey = _survey_or_404(slug)
@@ -84,6 +88,9 @@ def dashboard(slug: str) -> str:
     half_width = request.args.get("half_width", 0.05, type=float)
     if not MIN_HALF_WIDTH <= half_width <= 1:
         abort(400, description=f"The planner's half-width must lie in [{MIN_HALF_WIDTH}, 1].")
+    respondents = request.args.get("respondents", 1000, type=int)
+    if not 1 <= respondents <= MAX_PLANNED_RESPONDENTS:
+        abort(400, description=f"The planned respondents must be 1 to {MAX_PLANNED_RESPONDENTS:,}.")
     return render_template(
         "research/dashboard.html",
         survey=survey,
@@ -93,21 +100,39 @@ def dashboard(slug: str) -> str:
         confidence_levels=CONFIDENCE_LEVELS,
         methods=INTERVAL_METHODS,
         half_width=half_width,
-        planned_n=required_sample_size(half_width, confidence, survey.questions[0].design),
-        responses=max(item.n for item in estimates),
+        respondents=respondents,
+        plans=plan_survey(survey, half_width, respondents, confidence),
+        responses=survey_response_count(get_db(), survey),
     )
 
 
 @bp.get("/surveys/<slug>/plot.svg")
 def plot_svg(slug: str) -> Response:
+    """The yes/no questions' estimates, or with ``?question=KEY`` one choice question's
+    options as bars with simultaneous intervals."""
     survey = _survey_or_404(slug)
     estimates, confidence, _method = _estimates(survey)
-    rows = tuple(
-        (item.question.key, item.estimate.point, item.estimate.low, item.estimate.high)
-        for item in estimates
-        if item.estimate is not None
-    )
-    response = Response(estimates_svg(rows, confidence), mimetype="image/svg+xml")
+    key = request.args.get("question")
+    if key is None:
+        rows = tuple(
+            (item.question.text, c.estimate.point, c.estimate.low, c.estimate.high)
+            for item in estimates
+            if item.question.type == "yes_no"
+            for c in item.categories
+            if c.estimate is not None
+        )
+        svg = estimates_svg(rows, confidence)
+    else:
+        chosen = [item for item in estimates if item.question.key == key]
+        if not chosen or chosen[0].question.type != "choice":
+            abort(404, description="There is no choice question with that key.")
+        rows = tuple(
+            (c.category, c.display, c.simultaneous.low, c.simultaneous.high)  # type: ignore[misc]
+            for c in chosen[0].categories
+            if c.simultaneous is not None
+        )
+        svg = options_svg(chosen[0].question.text, rows, confidence)
+    response = Response(svg, mimetype="image/svg+xml")
     # Matplotlib's SVG styles its own elements; it has no script, and as an image it
     # could not run one anyway.
     response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"

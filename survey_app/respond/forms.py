@@ -1,9 +1,15 @@
-"""The survey form: one yes/no radio group per question, named by the question's key.
+"""The survey form: one field per question, named by the question's key.
 
 Built as a plain WTForms ``BaseForm`` from the survey rather than a ``FlaskForm`` class:
 question keys are the public field names, and a key such as ``data`` or ``meta`` would
 clash with ``FlaskForm``'s own attributes. CSRF is checked for every POST app-wide by
 Flask-WTF's ``CSRFProtect``.
+
+The same question takes different values on the two paths. Without JavaScript the form
+carries true answers, checked against the question (an option, a number in range). With
+``randomized=client`` it carries the browser's reports: a unary-encoding report is a
+string of bits, and a discrete-Laplace report may lie outside [min, max] (that is the
+noise at work).
 """
 
 from __future__ import annotations
@@ -11,17 +17,24 @@ from __future__ import annotations
 import secrets
 
 from werkzeug.datastructures import MultiDict
-from wtforms import Field, HiddenField, RadioField
+from wtforms import Field, HiddenField, IntegerField, RadioField, StringField
 from wtforms.form import BaseForm
-from wtforms.validators import AnyOf, InputRequired, Optional, Regexp
+from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Regexp
 
+from ..answers import Report, Value
 from ..invitations import TOKEN_PATTERN
-from ..surveys import Survey
+from ..surveys import Question, Survey
 
-ANSWER_CHOICES = ["yes", "no"]
+YES_NO = ["yes", "no"]
 SUBMISSION_ID_PATTERN = r"^[A-Za-z0-9_-]{16,64}\Z"
 # Fields the form carries besides the answers; anything else in a POST is refused.
-CONTROL_FIELDS = frozenset({"csrf_token", "submission_id", "randomized", "invitation"})
+CONTROL_FIELDS = frozenset(
+    {"csrf_token", "submission_id", "randomized", "invitation", "design", "agreed"}
+)
+# A discrete-Laplace report is the answer plus two-sided geometric noise: unbounded in
+# principle, but beyond this it is a forged value, not noise (and past 2^53 the browser
+# could not even hold it exactly).
+LARGEST_REPORT = 10**15
 
 
 def new_submission_id() -> str:
@@ -29,31 +42,56 @@ def new_submission_id() -> str:
     return secrets.token_urlsafe(16)
 
 
+def sent_by_browser(formdata: MultiDict[str, str]) -> bool:
+    """Whether the browser's script randomized these answers (``randomized=client``)."""
+    return formdata.get("randomized") == "client"
+
+
+def _presence(question: Question) -> list[object]:
+    if question.required:
+        return [InputRequired(message="Please answer this question.")]
+    return [Optional()]
+
+
+def _answer_field(question: Question, reports: bool) -> Field:
+    """The field for one question: true answers, or the browser's reports."""
+    presence = _presence(question)
+    indexes = [str(index) for index in range(len(question.options))]
+    mechanism = question.mechanism.name
+    if question.type == "yes_no":
+        return RadioField(question.text, choices=YES_NO, validators=presence)
+    if question.type == "choice" and reports and mechanism == "optimized_unary_encoding":
+        pattern = rf"^[01]{{{len(question.options)}}}\Z"
+        message = "The randomized answer is malformed."
+        return StringField(question.text, validators=[*presence, Regexp(pattern, message=message)])
+    if question.type == "choice":
+        return RadioField(question.text, choices=indexes, validators=presence)
+    if reports and question.sensitive:
+        low, high = (0, 1) if mechanism == "duchi_binary" else (-LARGEST_REPORT, LARGEST_REPORT)
+    else:
+        assert question.min is not None and question.max is not None
+        low, high = question.min, question.max
+    in_range = NumberRange(low, high, message=f"Please give a whole number from {low} to {high}.")
+    return IntegerField(question.text, validators=[*presence, in_range])
+
+
 def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = None) -> BaseForm:
+    reports = formdata is not None and sent_by_browser(formdata)
     fields: list[tuple[str, Field]] = [
-        (
-            question.key,
-            RadioField(
-                question.text,
-                choices=ANSWER_CHOICES,
-                validators=[InputRequired(message="Please answer this question.")],
-            ),
-        )
-        for question in survey.questions
+        (question.key, _answer_field(question, reports)) for question in survey.questions
     ]
-    fields.append(
+    incomplete = "The form is incomplete; please reload the page."
+    fields += [
         (
             "submission_id",
             HiddenField(
                 validators=[
-                    InputRequired(message="The form is incomplete; please reload the page."),
+                    InputRequired(message=incomplete),
                     Regexp(SUBMISSION_ID_PATTERN, message="The form's id is malformed."),
                 ]
             ),
-        )
-    )
-    fields.append(("randomized", HiddenField(validators=[Optional(), AnyOf(["client"])])))
-    fields.append(
+        ),
+        ("randomized", HiddenField(validators=[Optional(), AnyOf(["client"])])),
         (
             "invitation",
             HiddenField(
@@ -62,8 +100,11 @@ def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = N
                     Regexp(rf"^{TOKEN_PATTERN.pattern}\Z", message="The invitation is malformed."),
                 ]
             ),
-        )
-    )
+        ),
+        # Checked against the survey's design in form_problems when the browser randomized.
+        ("design", HiddenField(validators=[Optional()])),
+        ("agreed", HiddenField(validators=[Optional(), AnyOf(["yes"])])),
+    ]
     form = BaseForm(fields)
     form.process(formdata)
     return form
@@ -78,4 +119,29 @@ def form_problems(survey: Survey, formdata: MultiDict[str, str]) -> list[str]:
         for name in formdata
         if name in allowed and len(formdata.getlist(name)) > 1
     ]
+    if survey.consent and formdata.get("agreed") != "yes":
+        problems.append("Please read the consent text and agree before answering.")
+    if sent_by_browser(formdata) and formdata.get("design") != survey.design:
+        # The page's script randomized with parameters that are not this survey's now:
+        # storing its reports would mix designs and misstate their ε.
+        problems.append(
+            "The survey's privacy settings changed since this page was loaded, so your "
+            "randomized answers cannot be used."
+        )
     return problems
+
+
+def answered_values(survey: Survey, form: BaseForm) -> dict[str, Value | Report | None]:
+    """The validated fields as values (server path) or reports (browser path)."""
+    reports = form["randomized"].data == "client"
+    return {q.key: _typed(q, form[q.key].data, reports) for q in survey.questions}
+
+
+def _typed(question: Question, data: object, reports: bool) -> Value | Report | None:
+    if data is None or data == "":
+        return None  # skipped: stored as missing, never randomized into an answer
+    if question.type == "yes_no":
+        return data == "yes"
+    if reports and question.mechanism.name == "optimized_unary_encoding":
+        return tuple(int(bit) for bit in str(data))
+    return int(str(data))

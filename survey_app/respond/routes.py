@@ -6,18 +6,20 @@ never pre-filled, so a true answer is not echoed back into a page, a log or a ca
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, abort, render_template, request, session
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
+from ..answers import randomize_response
 from ..db import get_db
 from ..invitations import InvitationError, invitation_is_open
 from ..limits import limit_submissions
-from ..privacy import randomize_answers
 from ..responses import SubmissionConflictError, find_response, record_response
 from ..surveys import Survey, get_survey, list_public_surveys
-from .forms import build_response_form, form_problems, new_submission_id
+from .forms import answered_values, build_response_form, form_problems, new_submission_id
 
 bp = Blueprint("respond", __name__)
 
@@ -74,16 +76,16 @@ def _render_form(
     return page, status
 
 
-def _reported_answers(survey: Survey, form: BaseForm) -> tuple[dict[str, bool], str]:
+def _reported_answers(survey: Survey, form: BaseForm) -> tuple[dict[str, Any], str]:
     """The answers to store and who randomized them.
 
-    The browser's script sends ``randomized=client`` with answers it already randomized;
+    The browser's script sends ``randomized=client`` with reports it already made;
     anything else is a true answer, randomized here before any database call.
     """
-    answers = {q.key: form[q.key].data == "yes" for q in survey.questions}
+    values = answered_values(survey, form)
     if form["randomized"].data == "client":
-        return answers, "client"
-    return randomize_answers(answers, survey.questions[0].design), "server"
+        return values, "client"
+    return randomize_response(survey, values), "server"  # type: ignore[arg-type]
 
 
 @bp.get("/")
@@ -101,6 +103,10 @@ def survey_form(slug: str) -> tuple[str, int]:
         return _unavailable("invitation")
     if not survey.by_invitation and _answered_here(survey):
         return render_template("respond/already_answered.html", survey=survey), 200
+    if survey.consent and request.args.get("agree") != "yes":
+        # The consent step is a plain link: agreeing stores nothing, not even a cookie.
+        page = render_template("respond/consent.html", survey=survey, invitation=invitation)
+        return page, 200
     return _render_form(survey, invitation=invitation)
 
 

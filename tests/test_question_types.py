@@ -1,0 +1,225 @@
+"""Every question type through the respondent's pages, checked against the real SQLite file.
+
+The mixed example survey asks a plain covariate (year), yes/no at ε 0.5 and 2, a 5-option
+choice (GRR at ε = 1), a 0-50 number (Duchi's bit at ε = 1) and an optional yes/no, behind
+a consent step.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+import sqlite_utils
+from flask import Flask
+from flask.testing import FlaskClient
+
+from .conftest import MIXED_SLUG, hidden_fields, mixed_form, tally_cells
+
+TRUE_ANSWERS = {
+    "year": "2",
+    "cheated": "yes",
+    "skipped_meals": "no",
+    "substance": "1",
+    "drinks": "7",
+}
+
+
+def submit(client: FlaskClient, fields: dict[str, str]):
+    return client.post(f"/s/{MIXED_SLUG}", data=fields)
+
+
+def stored_answers(database: sqlite_utils.Database) -> list[dict[str, object]]:
+    return [json.loads(row["answers"]) for row in database["responses"].rows]
+
+
+def test_consent_comes_before_the_questions_and_stores_nothing(
+    mixed_app: Flask, database: sqlite_utils.Database
+) -> None:
+    client = mixed_app.test_client()
+    first = client.get(f"/s/{MIXED_SLUG}")
+    page = first.get_data(as_text=True)
+    assert "Before you start" in page and "wellbeing-study@example.edu" in page
+    assert 'name="agree" value="yes"' in page and 'type="radio"' not in page
+    assert "Set-Cookie" not in first.headers  # the consent step leaves no trace
+    form = client.get(f"/s/{MIXED_SLUG}?agree=yes")
+    assert 'name="agreed" value="yes"' in form.get_data(as_text=True)
+    assert stored_answers(database) == []
+
+
+def test_the_page_states_each_questions_epsilon_and_marks_plain_ones(mixed_app: Flask) -> None:
+    page = mixed_app.test_client().get(f"/s/{MIXED_SLUG}?agree=yes").get_data(as_text=True)
+    protection = page.index("How your answers are protected")
+    assert protection < page.index('type="radio"')
+    assert "Not every question is randomized" in page[protection : page.index("<form")]
+    assert "Not randomized.</strong> Stored exactly as you give it" in page
+    assert "Randomized, ε = 0.50." in page and "Randomized, ε = 2.00." in page
+    # ε = 0.5 + 2 + 1 + 1 + ln 3 for the five randomized questions: 5.60, e^5.60 ≈ 270.
+    assert "all 5 randomized questions together ε = 5.60" in page
+    assert "at most 270 times as likely" in page
+    assert "(optional)" in page
+
+
+def test_server_randomizes_every_type_and_stores_plain_answers_as_given(
+    mixed_app: Flask, database: sqlite_utils.Database
+) -> None:
+    client = mixed_app.test_client()
+    response = submit(client, {**mixed_form(client), **TRUE_ANSWERS})
+    assert response.status_code == 200
+    [stored] = stored_answers(database)
+    assert stored["year"] == 2  # plain: exactly as given
+    assert stored["stress"] is None  # skipped: missing, never randomized into an answer
+    assert stored["cheated"] in (0, 1) and stored["skipped_meals"] in (0, 1)
+    assert stored["substance"] in range(5)
+    assert stored["drinks"] in (0, 1)  # Duchi's bit
+    cells = tally_cells(database)
+    assert cells["year"] == {"n": 1, "2": 1}
+    assert cells["stress"] == {}  # n is per question: a skip counts nowhere
+    assert cells["drinks"]["n"] == 1 and set(cells["drinks"]) <= {"n", "sum", "sum_squares"}
+    page = response.get_data(as_text=True)
+    assert '<td data-key="stress">skipped (nothing stored)</td>' in page
+    assert '<td data-key="year">3</td>' in page  # the option's text
+
+
+def test_server_coins_follow_each_mechanism(
+    mixed_app: Flask, database: sqlite_utils.Database
+) -> None:
+    """The same true answers 400 times through the server: each question's reports follow
+    its own mechanism, so a path that stored any true answer (or used another question's
+    coins) fails.
+
+    cheated (ε 0.5, truth "yes"): P(yes) = 1/2 + t/2 with t = tanh(1/4) ≈ 0.245, ≈ 0.622;
+    substance (GRR, k = 5, ε 1, truth 1): P(1) = e/(e + 4) ≈ 0.405;
+    drinks (Duchi, 0-50, ε 1, truth 7): P(1) = 1/2 + r(14 - 50)/100 ≈ 0.334, r = tanh(1/2).
+    400 draws: 5 standard errors are at most ±0.125; storing the truth gives 1, 1 and 7.
+    """
+    respondents = 400
+    for _ in range(respondents):
+        client = mixed_app.test_client()
+        assert submit(client, {**mixed_form(client), **TRUE_ANSWERS}).status_code == 200
+    rows = stored_answers(database)
+    r = math.tanh(0.5)
+    expected = {
+        "cheated": (lambda v: v == 1, 0.5 + math.tanh(0.25) / 2),
+        "skipped_meals": (lambda v: v == 1, 0.5 - math.tanh(1) / 2),
+        "substance": (lambda v: v == 1, math.e / (math.e + 4)),
+        "drinks": (lambda v: v == 1, 0.5 + r * (14 - 50) / 100),
+    }
+    for key, (event, probability) in expected.items():
+        share = sum(event(row[key]) for row in rows) / respondents
+        bound = 5 * math.sqrt(probability * (1 - probability) / respondents)
+        assert abs(share - probability) < bound, (key, share, probability)
+    assert Counter(row["year"] for row in rows) == {2: respondents}
+
+
+def test_browser_reports_are_stored_as_sent(
+    mixed_app: Flask, database: sqlite_utils.Database
+) -> None:
+    client = mixed_app.test_client()
+    reports = {
+        "year": "0",
+        "cheated": "no",
+        "skipped_meals": "yes",
+        "substance": "4",
+        "drinks": "1",
+        "stress": "yes",
+        "randomized": "client",
+    }
+    assert submit(client, {**mixed_form(client), **reports}).status_code == 200
+    assert stored_answers(database) == [
+        {"year": 0, "cheated": 0, "skipped_meals": 1, "substance": 4, "drinks": 1, "stress": 1}
+    ]
+
+
+def _bad(change: dict[str, str], drop: str = "") -> dict[str, str]:
+    return {**{k: v for k, v in TRUE_ANSWERS.items() if k != drop}, **change}
+
+
+BAD = {
+    "choice not among the options": (_bad({"substance": "5"}), "Not a valid choice"),
+    "choice given as text": (_bad({"substance": "Cannabis"}), "Not a valid choice"),
+    "number out of range": (_bad({"drinks": "51"}), "from 0 to 50"),
+    "negative number": (_bad({"drinks": "-1"}), "from 0 to 50"),
+    "number not whole": (_bad({"drinks": "2.5"}), "integer"),
+    "required question skipped": (_bad({}, drop="cheated"), "Please answer this question"),
+    "plain covariate skipped": (_bad({}, drop="year"), "Please answer this question"),
+    "browser Duchi report not a bit": (
+        _bad({"drinks": "7", "randomized": "client"}),
+        "from 0 to 1",
+    ),
+}
+
+
+@pytest.mark.parametrize(("fields", "message"), BAD.values(), ids=BAD.keys())
+def test_bad_answers_are_refused_and_store_nothing(
+    mixed_app: Flask, database: sqlite_utils.Database, fields: dict[str, str], message: str
+) -> None:
+    client = mixed_app.test_client()
+    response = submit(client, {**mixed_form(client), **fields})
+    page = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert "Nothing was stored" in page and message in page
+    assert 'id="survey-form"' in page and "checked" not in page and 'value="7"' not in page
+    assert stored_answers(database) == []
+    assert all(cells == {} for cells in tally_cells(database).values())
+
+
+def test_without_agreeing_nothing_is_stored(
+    mixed_app: Flask, database: sqlite_utils.Database
+) -> None:
+    client = mixed_app.test_client()
+    fields = {k: v for k, v in mixed_form(client).items() if k != "agreed"}
+    response = submit(client, {**fields, **TRUE_ANSWERS})
+    assert response.status_code == 400
+    assert "agree" in response.get_data(as_text=True)
+    assert stored_answers(database) == []
+
+
+@pytest.mark.parametrize("design", ["0123456789abcdef", ""])
+def test_browser_reports_made_with_other_parameters_are_refused(
+    mixed_app: Flask, database: sqlite_utils.Database, design: str
+) -> None:
+    client = mixed_app.test_client()
+    fields = {**mixed_form(client), "design": design}
+    response = submit(client, {**fields, **_bad({"drinks": "1", "randomized": "client"})})
+    assert response.status_code == 400
+    assert "privacy settings changed" in response.get_data(as_text=True)
+    assert stored_answers(database) == []
+
+
+def test_unary_encoding_reports_are_bit_strings(app: Flask) -> None:
+    """A choice question forced to OUE takes k bits from the browser, stores them as text
+    and counts every set bit."""
+    from survey_app.db import get_db
+    from survey_app.definitions import parse_definition
+    from survey_app.surveys import store_survey
+
+    definition = parse_definition(
+        "slug: oue\ntitle: OUE\nquestions:\n  - {key: pick, text: Pick one, type: choice, "
+        "options: [a, b, c, d], mechanism: oue, epsilon: 2}\n"
+    )
+    with app.app_context():
+        survey = store_survey(get_db(), definition)
+        params = survey.questions[0].mechanism.parameters()
+    assert params["mechanism"] == "optimized_unary_encoding"
+    assert Fraction(params["flip_to_one_probability"]) <= 1 / (math.exp(2) + 1) + 1e-15
+    for bits, status in [("0110", 200), ("011", 400), ("0120", 400), ("2", 400)]:
+        client = app.test_client()
+        form = client.get("/s/oue").get_data(as_text=True)
+        sent = {**hidden_fields(form), "pick": bits, "randomized": "client"}
+        assert client.post("/s/oue", data=sent).status_code == status, bits
+    database = sqlite_utils.Database(app.config["DATABASE"])
+    rows = list(database.query("SELECT answers FROM responses"))
+    assert [json.loads(row["answers"]) for row in rows] == [{"pick": "0110"}]
+    assert tally_cells(database)["pick"] == {"n": 1, "1": 1, "2": 1}
+
+
+def test_a_stored_questions_mechanism_cannot_change(
+    mixed_app: Flask, database: sqlite_utils.Database
+) -> None:
+    """Responses name their design by fingerprint; the parameters behind it are fixed."""
+    with pytest.raises(sqlite_utils.db.sqlite3.IntegrityError, match="fixed once stored"):
+        database.execute("UPDATE questions SET parameters = '{}' WHERE key = 'cheated'")
