@@ -124,9 +124,6 @@ def _question_types_and_tallies(db: sqlite_utils.Database) -> None:
     """
     from .designs import legacy_two_coin_parameters, survey_fingerprint
 
-    # Tables are rebuilt under their old names; references are checked at COMMIT, when
-    # every id they point at exists again.
-    db.execute("PRAGMA defer_foreign_keys = ON")
     db.executescript(
         """
         ALTER TABLE surveys ADD COLUMN consent TEXT NOT NULL DEFAULT '';
@@ -154,13 +151,6 @@ def _question_types_and_tallies(db: sqlite_utils.Database) -> None:
             UNIQUE (survey_id, key),
             UNIQUE (survey_id, position)
         );
-        -- One row per (question, cell): n, yes, an option's index, sum, sum_squares.
-        CREATE TABLE tallies (
-            question_id INTEGER NOT NULL REFERENCES questions(id),
-            cell TEXT NOT NULL,
-            value INTEGER NOT NULL,
-            PRIMARY KEY (question_id, cell)
-        ) WITHOUT ROWID;
         -- A survey's questions' mechanisms, by fingerprint: what each response was
         -- randomized under, without repeating the parameters in every row.
         CREATE TABLE designs (
@@ -185,10 +175,6 @@ def _question_types_and_tallies(db: sqlite_utils.Database) -> None:
             "INSERT INTO questions_v4 (id, survey_id, position, key, text, type, parameters) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [q["id"], q["survey_id"], q["position"], q["key"], q["text"], q["type"], parameters],
-        )
-        db.conn.executemany(
-            "INSERT INTO tallies (question_id, cell, value) VALUES (?, ?, ?)",
-            [(q["id"], "n", q["n"]), (q["id"], "yes", q["reported_yes"])],
         )
     for (survey_id,) in db.execute("SELECT id FROM surveys").fetchall():
         designs = {
@@ -219,7 +205,24 @@ def _question_types_and_tallies(db: sqlite_utils.Database) -> None:
         BEGIN
             SELECT RAISE(ABORT, 'a question''s mechanism is fixed once stored');
         END;
+        -- One row per (question, cell): n, yes, an option's index, sum, sum_squares.
+        -- Created after the old questions table is gone: dropping a parent that rows
+        -- already point at would count as a foreign-key violation until COMMIT.
+        CREATE TABLE tallies (
+            question_id INTEGER NOT NULL REFERENCES questions(id),
+            cell TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (question_id, cell)
+        ) WITHOUT ROWID;
         """
+    )
+    db.conn.executemany(
+        "INSERT INTO tallies (question_id, cell, value) VALUES (?, ?, ?)",
+        [
+            (q["id"], cell, q[column])
+            for q in old_questions
+            for cell, column in (("n", "n"), ("yes", "reported_yes"))
+        ],
     )
 
 

@@ -72,3 +72,47 @@ def test_no_route_leaves_the_kept_connection_on_an_old_snapshot(
         elsewhere.execute("UPDATE surveys SET status = 'closed' WHERE slug = ?", [SLUG])
     elsewhere.close()
     assert logged_in.get(f"/s/{SLUG}").status_code == 403
+
+
+def test_a_version_3_database_migrates_without_losing_a_response(tmp_path) -> None:
+    """Before questions kept their own mechanism: REAL t and f per question and per
+    response, counters on the question rows. Migrating keeps every response, gives each
+    its survey's design, and moves the counters into tallies unchanged."""
+    from survey_app.db import MIGRATIONS, connect, migrate, write_transaction
+    from survey_app.surveys import get_survey
+    from survey_app.tallies import read_tallies, recount
+
+    db = connect(tmp_path / "old.db")
+    for version, step in enumerate(MIGRATIONS[:3]):
+        with write_transaction(db):
+            step(db)
+            db.execute(f"PRAGMA user_version = {version + 1}")
+    db.execute(
+        "INSERT INTO surveys (id, slug, title, created_on) VALUES (1, 'old', 'Old', '2026-01-01')"
+    )
+    for position, key in enumerate(["a", "b"]):
+        db.execute(
+            "INSERT INTO questions (survey_id, position, key, text, type, truth_probability, "
+            "forced_yes_probability, n, reported_yes) VALUES (1, ?, ?, ?, 'yes_no', 0.5, 0.5, 3, ?)",
+            [position, key, key.upper(), 2 - position],
+        )
+    for i, answers in enumerate(['{"a": 1, "b": 1}', '{"a": 1, "b": 0}', '{"a": 0, "b": 0}']):
+        db.execute(
+            "INSERT INTO responses (survey_id, submission_id, answered_on, mechanism, "
+            "truth_probability, forced_yes_probability, answers) "
+            "VALUES (1, ?, '2026-01-02', 'two_coin_randomized_response', 0.5, 0.5, ?)",
+            [f"submission-{i:012d}", answers],
+        )
+    assert migrate(db) == len(MIGRATIONS)
+    survey = get_survey(db, "old")
+    assert survey is not None
+    assert [q.mechanism.parameters()["truth_probability"] for q in survey.questions] == ["1/2"] * 2
+    rows = list(db.query("SELECT design, answers FROM responses ORDER BY id"))
+    assert [row["design"] for row in rows] == [survey.design] * 3
+    assert rows[0]["answers"] == '{"a": 1, "b": 1}'
+    tallies = read_tallies(db, survey)
+    assert [tallies[q.id] for q in survey.questions] == [{"n": 3, "yes": 2}, {"n": 3, "yes": 1}]
+    assert recount(db, survey).matched
+    assert db.execute("SELECT responses FROM surveys").fetchone()[0] == 3
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
