@@ -298,9 +298,12 @@ def screenshots(tmp_path: Path) -> Path:
 def coin_stub(*sequence: int) -> str:
     """Script that makes ``crypto.getRandomValues`` fill arrays from ``sequence`` in turn.
 
-    randomize.js uses the low bit of one byte per coin: 0x00 is "randomize" for the first
-    coin and "no" for the second; 0xFF is "keep the truth". Calls are counted in the tab's
-    sessionStorage, which outlives the navigation, so a test can tell the stub was used.
+    randomize.js flips a coin of probability a/b as "a random integer below b is below a",
+    drawing just enough bits; a fair coin (1/2) takes the low bit of one byte and comes up
+    true on 0. So with fair coins 0x00 is "keep the truth" for the first coin and "yes"
+    for the second; 0x01 is "randomize" for the first and "no" for the second. Calls are
+    counted in the tab's sessionStorage, which outlives the navigation, so a test can tell
+    the stub was used.
     """
     return f"""
     (() => {{

@@ -36,7 +36,7 @@ questions:
     type: yes_no
 """
 ALL_YES = dict.fromkeys(KEYS, "yes")
-CONTROL_FIELDS = {"csrf_token", "submission_id", "invitation"}
+CONTROL_FIELDS = {"csrf_token", "submission_id", "invitation", "design"}
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ def test_a_link_answers_once_with_javascript(
     link = links[0]
     before = counts(live_server)
     page = new_context().new_page()
-    page.add_init_script(coin_stub(0x00))  # every first coin randomizes, every second says no
+    page.add_init_script(coin_stub(0x01))  # every first coin randomizes, every second says no
     log = watch(page)
     open_link(page, link)
     answer(page, ALL_YES)

@@ -31,7 +31,7 @@ from .conftest import (
     watch,
 )
 
-CONTROL_FIELDS = {"csrf_token", "submission_id"}
+CONTROL_FIELDS = {"csrf_token", "submission_id", "design"}
 ALL_YES = dict.fromkeys(KEYS, "yes")
 ALL_NO = dict.fromkeys(KEYS, "no")
 MIXED = {"cheated": "yes", "drugs": "no", "skipped_meals": "yes"}
@@ -102,9 +102,9 @@ def test_browser_posts_only_randomized_answers(page: Any, live_server: LiveServe
 @pytest.mark.parametrize(
     ("coins", "truth", "sent"),
     [
-        pytest.param((0x00,), ALL_YES, ALL_NO, id="randomize-then-no"),
-        pytest.param((0xFF,), MIXED, MIXED, id="keep-the-truth"),
-        pytest.param((0x00, 0x01), ALL_NO, ALL_YES, id="randomize-then-yes"),
+        pytest.param((0x01,), ALL_YES, ALL_NO, id="randomize-then-no"),
+        pytest.param((0x00,), MIXED, MIXED, id="keep-the-truth"),
+        pytest.param((0x01, 0x00), ALL_NO, ALL_YES, id="randomize-then-yes"),
     ],
 )
 def test_the_coins_decide_what_is_sent_and_stored(
@@ -131,7 +131,7 @@ def test_the_coins_decide_what_is_sent_and_stored(
 def test_true_answers_never_leave_the_page_when_the_coins_randomize(
     page: Any, live_server: LiveServer
 ) -> None:
-    page.add_init_script(coin_stub(0x00))
+    page.add_init_script(coin_stub(0x01))
     log = watch(page)
     open_survey(page, live_server)
     answer(page, ALL_YES)
@@ -181,9 +181,9 @@ def test_thank_you_page_shows_exactly_the_stored_row(page: Any, live_server: Liv
     meta = page.locator("dl.stored-meta")
     expect(meta).to_contain_text(SLUG)
     expect(meta).to_contain_text(f"{row['answered_on']} (the day only)")
-    expect(meta).to_contain_text(row["mechanism"])
-    expect(meta).to_contain_text(f"truthful with probability {row['truth_probability']}")
-    expect(meta).to_contain_text(f"“yes” with probability {row['forced_yes_probability']}")
+    expect(meta).to_contain_text(row["design"])
+    for how in page.locator("table.stored td:nth-child(3)").all_inner_texts():
+        assert "used with probability 50%" in how and "(ε = 1.10)" in how
 
 
 def test_a_second_submission_from_the_same_browser_stores_nothing(
@@ -252,7 +252,7 @@ def test_pages_have_no_inline_scripts_and_run_under_the_csp(
 
 
 def test_screenshots_for_the_readme(page: Any, live_server: LiveServer, screenshots: Path) -> None:
-    page.add_init_script(coin_stub(0xFF))  # truthful coins: the same picture every run
+    page.add_init_script(coin_stub(0x00))  # truthful coins: the same picture every run
     open_survey(page, live_server)
     answer(page, MIXED)
     page.screenshot(path=str(screenshots / "survey.png"), full_page=True)
