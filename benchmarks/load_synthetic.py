@@ -1,16 +1,29 @@
 """Load synthetic randomized responses into a survey database, fast, for scale benchmarks.
 
-The survey is stored the app's own way (``parse_definition`` + ``store_survey``). True
-answers are drawn with a seeded NumPy generator at fixed prevalences and randomized with
-``simulate_reports``: the real two-coin mechanism, vectorized. The randomized rows then go
-straight into ``responses`` with ``executemany`` in big batches, in exactly the format
-``record_response`` writes (same columns, same JSON text, a fresh random submission id
-per row), and the question counters are raised by the exact column sums in the same
-transaction. ``estimates.recount`` then checks that the counters match the rows.
+Two survey shapes (``--survey``):
+
+* ``mixed`` (slug ``mixed-benchmark``): ``examples/mixed-survey.yaml``'s six questions
+  (a plain choice, three yes/no of which one optional, a GRR choice, a Duchi number) plus
+  three so that every mechanism and value encoding is stored: an optional OUE choice with
+  10 options, a discrete-Laplace number and a plain number.
+* ``yes-no`` (slug ``load-benchmark``): 20 yes/no questions at prevalences from 2% to 70%,
+  the shape of the earlier benchmark runs.
+
+The survey is stored the app's own way (``parse_definition`` + ``store_survey``), so each
+question gets its real mechanism and exact parameters. True answers are drawn with a
+seeded NumPy generator and randomized with ``survey_app.privacy.simulate`` (each
+mechanism's vectorized simulator, the same report distribution as the real one). The rows
+go straight into ``responses`` with ``executemany`` in big batches, in exactly the format
+``record_response`` writes: ``answered_on`` today, the survey's ``design`` fingerprint, and
+``answers`` as ``json.dumps({key: stored value})`` writes it (1/0, an option index, unary
+bits as a "0101..." string, an integer, null for a skip). The tallies (``n``, ``yes``,
+option cells, ``sum``, ``sum_squares``) and ``surveys.responses`` are raised by the exact
+batch totals in the same transaction. ``tallies.recount`` then checks them against the
+rows.
 
 Synthetic data only: the generator is seeded, so anyone with the seed can replay the
 coins. Nothing here is ever used for real respondents. True answers live only in memory,
-one batch at a time; only their per-question totals are reported, to check the estimates.
+one batch at a time; only their per-question totals are kept, to check the estimates.
 
     .venv/bin/python benchmarks/load_synthetic.py --db benchmarks/data/load.db --responses 1000000
 """
@@ -24,12 +37,15 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import repeat
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run from a checkout without installing
@@ -37,17 +53,40 @@ if str(REPO) not in sys.path:  # run from a checkout without installing
 
 from survey_app.db import connect, migrate, write_transaction  # noqa: E402
 from survey_app.definitions import parse_definition  # noqa: E402
-from survey_app.estimates import recount  # noqa: E402
-from survey_app.privacy import MECHANISM_NAME, TwoCoinDesign, simulate_reports  # noqa: E402
-from survey_app.surveys import Survey, get_survey, store_survey  # noqa: E402
+from survey_app.privacy import simulate  # noqa: E402
+from survey_app.surveys import Question, Survey, get_survey, store_survey  # noqa: E402
+from survey_app.tallies import recount  # noqa: E402
 
-DEFAULT_SLUG = "load-benchmark"
 DEFAULT_SEED = 20240601
 DEFAULT_BATCH = 100_000
+MIXED_EXAMPLE = REPO / "examples" / "mixed-survey.yaml"
+
+Draw = Callable[[np.random.Generator, int], npt.NDArray[Any]]
+
+
+@dataclass(frozen=True)
+class TrueAnswers:
+    """How one question's synthetic true answers are drawn, and how often it is skipped."""
+
+    draw: Draw
+    skip: float = 0.0  # only for optional questions
+
+
+def _bernoulli(p: float) -> Draw:
+    return lambda rng, n: rng.random(n) < p
+
+
+def _categorical(shares: Sequence[float]) -> Draw:
+    cumulative = np.cumsum(shares)
+    cumulative[-1] = 1.0
+    return lambda rng, n: np.searchsorted(cumulative, rng.random(n), side="right")
+
+
+# --------------------------------------------------------------------------- the surveys
 
 # 20 sensitive yes/no questions with the (synthetic) prevalence their true answers are
 # drawn at: from rare (2%) to common (70%), so estimates near 0 get exercised too.
-QUESTIONS: tuple[tuple[str, str, float], ...] = (
+YES_NO_QUESTIONS: tuple[tuple[str, str, float], ...] = (
     ("cheated_exam", "Have you cheated on an exam in the past year?", 0.12),
     ("plagiarism", "Have you handed in work that was not your own?", 0.08),
     ("stimulants", "Have you used a prescription stimulant without a prescription?", 0.15),
@@ -70,68 +109,214 @@ QUESTIONS: tuple[tuple[str, str, float], ...] = (
     ("speeding", "Have you driven well over the speed limit this month?", 0.70),
 )
 
+# The three questions added to the mixed example so every mechanism is stored.
+MIXED_EXTRA_QUESTIONS: tuple[dict[str, Any], ...] = (
+    {
+        "key": "device",
+        "text": "Which device do you use most for studying?",
+        "type": "choice",
+        "options": [
+            "Laptop",
+            "Desktop",
+            "Tablet",
+            "Phone",
+            "Library computer",
+            "E-reader",
+            "Paper only",
+            "Shared family computer",
+            "Smartwatch",
+            "Other",
+        ],
+        "mechanism": "oue",
+        "epsilon": 1,
+        "required": False,
+    },
+    {
+        "key": "sleep_hours",
+        "text": "How many hours did you sleep last night?",
+        "type": "number",
+        "min": 0,
+        "max": 12,
+        "mechanism": "laplace",
+        "epsilon": 2,
+    },
+    {
+        "key": "age",
+        "text": "How old are you?",
+        "type": "number",
+        "min": 17,
+        "max": 70,
+        "sensitive": False,
+    },
+)
 
-def definition_text(slug: str = DEFAULT_SLUG) -> str:
-    """The benchmark survey as a JSON definition file would hold it."""
+MIXED_TRUTH: dict[str, TrueAnswers] = {
+    "year": TrueAnswers(_categorical([0.30, 0.27, 0.23, 0.20])),
+    "cheated": TrueAnswers(_bernoulli(0.12)),
+    "skipped_meals": TrueAnswers(_bernoulli(0.18)),
+    "substance": TrueAnswers(_categorical([0.70, 0.15, 0.06, 0.04, 0.05])),
+    "drinks": TrueAnswers(lambda rng, n: np.minimum(rng.poisson(6.0, n), 50)),
+    "stress": TrueAnswers(_bernoulli(0.45), skip=0.10),
+    "device": TrueAnswers(
+        _categorical([0.55, 0.12, 0.08, 0.15, 0.03, 0.01, 0.02, 0.02, 0.005, 0.015]), skip=0.05
+    ),
+    "sleep_hours": TrueAnswers(
+        lambda rng, n: np.clip(np.rint(rng.normal(7.0, 1.5, n)), 0, 12).astype(np.int64)
+    ),
+    "age": TrueAnswers(lambda rng, n: 17 + rng.binomial(53, 0.1, n)),
+}
+
+
+@dataclass(frozen=True)
+class SurveyShape:
+    slug: str
+    definition: Callable[[str], str]  # slug -> JSON definition text
+    truth: dict[str, TrueAnswers]
+
+
+def yes_no_definition(slug: str) -> str:
     return json.dumps(
         {
             "slug": slug,
             "title": "Load benchmark (synthetic data)",
             "description": "Synthetic responses for scale benchmarks; not real people.",
             "questions": [
-                {"key": key, "text": text, "type": "yes_no"} for key, text, _ in QUESTIONS
+                {"key": key, "text": text, "type": "yes_no"} for key, text, _ in YES_NO_QUESTIONS
             ],
         },
         indent=2,
     )
 
 
-def prevalences(survey: Survey) -> np.ndarray:
-    by_key = {key: prevalence for key, _, prevalence in QUESTIONS}
-    return np.array([by_key[q.key] for q in survey.questions])
+def mixed_definition(slug: str) -> str:
+    """examples/mixed-survey.yaml with three more questions, as a JSON definition."""
+    data = yaml.safe_load(MIXED_EXAMPLE.read_text(encoding="utf-8"))
+    data["slug"] = slug
+    data["title"] = "Mixed benchmark (synthetic data)"
+    # Its 6 per respondent would refuse the added questions; the cap is not measured here.
+    data.pop("max_epsilon", None)
+    data["questions"] = [*data["questions"], *MIXED_EXTRA_QUESTIONS]
+    return json.dumps(data, indent=2)
 
 
-def ensure_survey(db, slug: str) -> tuple[Survey, bool]:  # type: ignore[no-untyped-def]
+SURVEYS: dict[str, SurveyShape] = {
+    "mixed": SurveyShape("mixed-benchmark", mixed_definition, MIXED_TRUTH),
+    "yes-no": SurveyShape(
+        "load-benchmark",
+        yes_no_definition,
+        {key: TrueAnswers(_bernoulli(p)) for key, _, p in YES_NO_QUESTIONS},
+    ),
+}
+DEFAULT_SURVEY = "mixed"
+DEFAULT_SLUG = SURVEYS[DEFAULT_SURVEY].slug  # kept for callers of the earlier version
+
+
+def ensure_survey(db, shape: SurveyShape, slug: str) -> tuple[Survey, bool]:  # type: ignore[no-untyped-def]
     """The benchmark survey, stored through the app if it is not there yet."""
     migrate(db)
     survey = get_survey(db, slug)
     if survey is not None:
-        if [q.key for q in survey.questions] != [key for key, _, _ in QUESTIONS]:
+        if [q.key for q in survey.questions] != list(shape.truth):
             raise SystemExit(f"survey {slug!r} exists with other questions; use another slug")
         return survey, False
-    definition = parse_definition(definition_text(slug), source=f"{slug}.json", fmt="json")
+    definition = parse_definition(shape.definition(slug), source=f"{slug}.json", fmt="json")
     return store_survey(db, definition), True
 
 
-class AnswerFormatter:
-    """Builds ``record_response``'s JSON text for a whole batch with NumPy.
+# --------------------------------------------------------------------------- one batch
 
-    ``json.dumps({key: 0|1, ...})`` always gives the same template with one digit per
-    question, so a batch is the template repeated with the digits filled in: ~50x faster
-    than a million ``json.dumps`` calls. ``check`` compares rows against ``json.dumps``.
+_DIGITS = np.array([str(i) for i in range(20)])  # option indexes (k ≤ 20) and 0/1
+
+
+class Column:
+    """One question in a batch: true answers -> reports -> JSON tokens and tally cells.
+
+    A token is the question's value as ``json.dumps`` writes ``answers.to_stored``'s result:
+    ``1``/``0``, an index, ``"0101..."`` with its quotes, an integer, ``null``.
+    """
+
+    def __init__(self, question: Question, truth: TrueAnswers) -> None:
+        self.question = question
+        self.truth = truth
+        self.unary = question.mechanism.name == "optimized_unary_encoding"
+        self.true_total = 0.0  # sum of true values (yes_no, number)
+        self.true_counts = np.zeros(len(question.options), dtype=np.int64)  # choice
+        self.true_answered = 0
+
+    def batch(self, rng: np.random.Generator, count: int) -> tuple[list[str], dict[str, int]]:
+        question = self.question
+        values = self.truth.draw(rng, count)
+        skipped = rng.random(count) < self.truth.skip if self.truth.skip else None
+        answered = values if skipped is None else values[~skipped]
+        self.true_answered += len(answered)
+        if question.type == "choice":
+            self.true_counts += np.bincount(answered, minlength=len(question.options))
+        else:
+            self.true_total += float(answered.sum())
+        reports = np.asarray(simulate(question.mechanism, values, rng))
+        kept = reports if skipped is None else reports[~skipped]
+        cells: dict[str, int] = {"n": len(kept)}
+        if question.type == "yes_no":
+            cells["yes"] = int(kept.sum())
+            tokens = _DIGITS[reports.astype(np.int64)]
+        elif self.unary:
+            for index, total in enumerate(kept.sum(axis=0).tolist()):
+                cells[str(index)] = int(total)
+            k = reports.shape[1]
+            text = np.full((count, k + 2), ord('"'), dtype=np.uint8)
+            text[:, 1:-1] = reports + ord("0")
+            tokens = text.view(f"S{k + 2}").ravel().astype(f"U{k + 2}")
+        elif question.type == "choice":
+            for index, total in enumerate(
+                np.bincount(kept, minlength=len(question.options)).tolist()
+            ):
+                cells[str(index)] = int(total)
+            tokens = _DIGITS[reports]
+        else:
+            wide = kept.astype(np.int64)
+            cells["sum"] = int(wide.sum())
+            cells["sum_squares"] = int((wide * wide).sum())
+            tokens = reports.astype(np.int64).astype("U21")
+        if skipped is not None:
+            tokens = np.where(skipped, "null", tokens)
+        return tokens.tolist(), {cell: value for cell, value in cells.items() if value}
+
+    def truth_drawn(self) -> dict[str, float]:
+        """The drawn (sample) truth per aggregate-CSV category: "yes", an option, "mean"."""
+        answered = self.true_answered or 1
+        if self.question.type == "choice":
+            return {
+                option: count / answered
+                for option, count in zip(
+                    self.question.options, self.true_counts.tolist(), strict=True
+                )
+            }
+        return {"yes" if self.question.type == "yes_no" else "mean": self.true_total / answered}
+
+
+class AnswerFormatter:
+    """``record_response``'s JSON text for a batch, one ``%`` format per row.
+
+    json.dumps writes ``{"key": value, ...}`` with ", " and ": " separators, so a row is a
+    fixed template with each question's token filled in: many times faster than a
+    ``json.dumps`` per row. ``check`` compares rows against ``json.dumps`` itself.
     """
 
     def __init__(self, keys: Sequence[str]) -> None:
         self.keys = list(keys)
-        template = json.dumps(dict.fromkeys(self.keys, 0)).encode("ascii")
-        self.template = np.frombuffer(template, dtype=np.uint8)
-        self.width = len(template)
-        # Every digit slot: the character after each '": '.
-        self.slots = []
-        position = 0
-        for key in self.keys:
-            position = template.index(f'"{key}": '.encode(), position) + len(key) + 4
-            self.slots.append(position)
-        assert len(self.slots) == len(self.keys)
+        self.template = (
+            "{" + ", ".join(json.dumps(key).replace("%", "%%") + ": %s" for key in keys) + "}"
+        )
 
-    def format(self, reports: np.ndarray) -> list[str]:
-        rows = np.broadcast_to(self.template, (len(reports), self.width)).copy()
-        rows[:, self.slots] = ord("0") + reports.astype(np.uint8)
-        return rows.view(f"S{self.width}").ravel().astype(f"U{self.width}").tolist()
+    def format(self, columns: Sequence[list[str]]) -> list[str]:
+        template = self.template
+        return [template % row for row in zip(*columns, strict=True)]
 
-    def check(self, reports: np.ndarray, texts: Sequence[str]) -> None:
-        for bits, text in zip(reports, texts, strict=True):
-            expected = json.dumps({key: int(bit) for key, bit in zip(self.keys, bits, strict=True)})
+    def check(self, columns: Sequence[list[str]], texts: Sequence[str], rows: int = 50) -> None:
+        for i, text in enumerate(texts[:rows]):
+            expected = json.dumps(
+                {key: json.loads(column[i]) for key, column in zip(self.keys, columns, strict=True)}
+            )
             if text != expected:
                 raise AssertionError(f"answers text {text!r} != record_response's {expected!r}")
 
@@ -149,9 +334,13 @@ def submission_ids(count: int) -> list[str]:
     return chars.view("S22").ravel().astype("U22").tolist()
 
 
+# --------------------------------------------------------------------------- the load
+
+
 @dataclass
 class LoadResult:
     database: str
+    survey: str
     slug: str
     survey_id: int
     survey_created: bool
@@ -159,6 +348,7 @@ class LoadResult:
     seed: int
     batch_size: int
     journal_mode_during_load: str
+    questions: dict[str, str] = field(default_factory=dict)  # key -> mechanism name
     generate_seconds: float = 0.0  # drawing, randomizing and formatting rows
     insert_seconds: float = 0.0  # executemany
     commit_seconds: float = 0.0  # COMMIT (+ WAL checkpoint / journal switch back)
@@ -167,8 +357,10 @@ class LoadResult:
     recount_seconds: float = 0.0
     recount_matched: bool = False
     database_bytes: int = 0
-    counters: dict[str, tuple[int, int]] = field(default_factory=dict)
-    true_prevalence_drawn: dict[str, float] = field(default_factory=dict)
+    responses_counter: int = 0
+    counters: dict[str, dict[str, int]] = field(default_factory=dict)  # key -> tally cells
+    # (key, category) as "key/category" -> drawn truth: a share, or a mean
+    true_values_drawn: dict[str, float] = field(default_factory=dict)
 
 
 def _batches(total: int, size: int) -> Iterator[int]:
@@ -181,7 +373,8 @@ def load(
     database: str | Path,
     responses: int,
     *,
-    slug: str = DEFAULT_SLUG,
+    survey: str = DEFAULT_SURVEY,
+    slug: str | None = None,
     seed: int = DEFAULT_SEED,
     batch_size: int = DEFAULT_BATCH,
     answered_on: str | None = None,
@@ -189,36 +382,34 @@ def load(
     verify: bool = True,
     log: bool = True,
 ) -> LoadResult:
-    """Store the survey if needed, add ``responses`` synthetic responses, check counters.
+    """Store the survey if needed, add ``responses`` synthetic responses, check tallies.
 
     Load-only settings, on this connection only: ``synchronous = OFF`` and a 512 MB page
     cache. ``journal_mode="truncate"`` additionally switches the file out of WAL for the
     load (new pages then skip the WAL copy-and-checkpoint) and back to WAL afterwards;
     the app's default, WAL, is kept unless asked.
     """
+    shape = SURVEYS[survey]
+    slug = slug or shape.slug
     database = Path(database)
     started = time.perf_counter()
     db = connect(database)
     conn = db.conn
-    survey, created = ensure_survey(db, slug)
+    stored, created = ensure_survey(db, shape, slug)
     result = LoadResult(
         database=str(database),
+        survey=survey,
         slug=slug,
-        survey_id=survey.id,
+        survey_id=stored.id,
         survey_created=created,
         responses=responses,
         seed=seed,
         batch_size=batch_size,
         journal_mode_during_load=journal_mode,
+        questions={q.key: q.mechanism.name for q in stored.questions},
     )
-    keys = [q.key for q in survey.questions]
-    prevalence = prevalences(survey)
-    # record_response stores the first question's design in the row; mirror it.
-    row_design = survey.questions[0].design
-    groups: dict[TwoCoinDesign, list[int]] = {}
-    for column, question in enumerate(survey.questions):
-        groups.setdefault(question.design, []).append(column)
-    formatter = AnswerFormatter(keys)
+    columns = [Column(q, shape.truth[q.key]) for q in stored.questions]
+    formatter = AnswerFormatter([q.key for q in stored.questions])
     answered_on = answered_on or datetime.date.today().isoformat()
     rng = np.random.default_rng(seed)
 
@@ -231,37 +422,35 @@ def load(
         if mode != journal_mode:
             raise SystemExit(f"could not switch journal_mode to {journal_mode} (got {mode})")
 
-    yes_totals = np.zeros(len(keys), dtype=np.int64)
-    true_totals = np.zeros(len(keys), dtype=np.int64)
+    tallies: dict[int, dict[str, int]] = {q.id: {} for q in stored.questions}
     sql = (
-        "INSERT INTO responses (survey_id, submission_id, answered_on, mechanism, "
-        "truth_probability, forced_yes_probability, answers) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO responses (survey_id, submission_id, answered_on, design, answers) "
+        "VALUES (?, ?, ?, ?, ?)"
     )
     loaded = 0
     try:
         with write_transaction(db):
             for count in _batches(responses, batch_size):
                 t0 = time.perf_counter()
-                truth = rng.random((count, len(keys))) < prevalence
-                reports = np.empty_like(truth)
-                for design, columns in groups.items():
-                    reports[:, columns] = simulate_reports(truth[:, columns], design, rng)
-                true_totals += truth.sum(axis=0)
-                del truth
-                texts = formatter.format(reports)
-                formatter.check(reports[:50], texts[:50])
+                tokens = []
+                for column in columns:
+                    column_tokens, cells = column.batch(rng, count)
+                    tokens.append(column_tokens)
+                    mine = tallies[column.question.id]
+                    for cell, value in cells.items():
+                        mine[cell] = mine.get(cell, 0) + value
+                texts = formatter.format(tokens)
+                formatter.check(tokens, texts)
+                del tokens
                 ids = submission_ids(count)
-                yes_totals += reports.sum(axis=0)
                 t1 = time.perf_counter()
                 conn.executemany(
                     sql,
                     zip(
-                        repeat(survey.id, count),
+                        repeat(stored.id, count),
                         ids,
                         repeat(answered_on),
-                        repeat(MECHANISM_NAME),
-                        repeat(row_design.truth_probability),
-                        repeat(row_design.forced_yes_probability),
+                        repeat(stored.design),
                         texts,
                         strict=False,
                     ),
@@ -275,11 +464,19 @@ def load(
                         f"  {loaded:>10,} rows  {time.perf_counter() - started:6.1f} s",
                         file=sys.stderr,
                     )
-            for question, yes in zip(survey.questions, yes_totals.tolist(), strict=True):
-                conn.execute(
-                    "UPDATE questions SET n = n + ?, reported_yes = reported_yes + ? WHERE id = ?",
-                    [responses, yes, question.id],
-                )
+            # As add_to_tallies does for one response, with the whole load's totals.
+            conn.executemany(
+                "INSERT INTO tallies (question_id, cell, value) VALUES (?, ?, ?) "
+                "ON CONFLICT (question_id, cell) DO UPDATE SET value = value + excluded.value",
+                [
+                    (qid, cell, value)
+                    for qid, cells in tallies.items()
+                    for cell, value in cells.items()
+                ],
+            )
+            conn.execute(
+                "UPDATE surveys SET responses = responses + ? WHERE id = ?", [responses, stored.id]
+            )
             t_commit = time.perf_counter()
         if journal_mode == "wal":
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -290,34 +487,45 @@ def load(
     result.commit_seconds = time.perf_counter() - t_commit
     result.load_seconds = time.perf_counter() - started
     result.rows_per_second = responses / result.load_seconds if result.load_seconds else 0.0
-    result.true_prevalence_drawn = {
-        key: (total / responses if responses else 0.0)
-        for key, total in zip(keys, true_totals.tolist(), strict=True)
+    result.true_values_drawn = {
+        f"{column.question.key}/{category}": value
+        for column in columns
+        for category, value in column.truth_drawn().items()
     }
     conn.close()
     # Verify on a fresh connection with the app's own settings, as `survey-app recount` would.
     db = connect(database)
     conn = db.conn
+    result.responses_counter = int(
+        conn.execute("SELECT responses FROM surveys WHERE id = ?", [stored.id]).fetchone()[0]
+    )
+    rows = int(
+        conn.execute("SELECT count(*) FROM responses WHERE survey_id = ?", [stored.id]).fetchone()[
+            0
+        ]
+    )
+    if result.responses_counter != rows:
+        raise AssertionError(f"surveys.responses {result.responses_counter} != {rows} rows")
     if verify:
         t0 = time.perf_counter()
-        checked = recount(db, survey)
+        checked = recount(db, stored)
         result.recount_seconds = time.perf_counter() - t0
         result.recount_matched = checked.matched
         result.counters = checked.before
         if not checked.matched:
-            mismatched = {
-                key: (checked.before[key], checked.after[key])
-                for key in checked.after
-                if checked.before[key] != checked.after[key]
-            }
-            raise AssertionError(f"counters do not match the stored rows: {mismatched}")
-    else:
-        result.counters = {
-            row[0]: (row[1], row[2])
-            for row in conn.execute(
-                "SELECT key, n, reported_yes FROM questions WHERE survey_id = ?", [survey.id]
+            raise AssertionError(
+                f"tallies do not match the stored rows: {list(checked.differences())}"
             )
-        }
+    else:
+        keys = {q.id: q.key for q in stored.questions}
+        result.counters = {key: {} for key in keys.values()}
+        for qid, cell, value in conn.execute(
+            "SELECT t.question_id, t.cell, t.value FROM tallies t JOIN questions q "
+            "ON q.id = t.question_id WHERE q.survey_id = ?",
+            [stored.id],
+        ):
+            if value:
+                result.counters[keys[qid]][cell] = value
     conn.close()
     result.database_bytes = sum(
         p.stat().st_size for p in database.parent.glob(database.name + "*") if p.is_file()
@@ -329,7 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, help="SQLite file (created if missing)")
     parser.add_argument("--responses", type=int, default=1_000_000)
-    parser.add_argument("--slug", default=DEFAULT_SLUG)
+    parser.add_argument("--survey", choices=sorted(SURVEYS), default=DEFAULT_SURVEY)
+    parser.add_argument("--slug", help="default: the survey shape's own slug")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH)
     parser.add_argument(
@@ -343,6 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = load(
         args.db,
         args.responses,
+        survey=args.survey,
         slug=args.slug,
         seed=args.seed,
         batch_size=args.batch_size,

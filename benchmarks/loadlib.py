@@ -232,35 +232,71 @@ def integrity_check(database: Path) -> str:
         conn.close()
 
 
+def _rebuild_cells(cells: dict[str, int], kind: str, value: Any) -> None:
+    """Add one stored value to its question's cells, as ``tallies.increments`` would."""
+    if value is None:  # a skipped question counts nowhere
+        return
+    cells["n"] = cells.get("n", 0) + 1
+    if kind == "yes_no":
+        cells["yes"] = cells.get("yes", 0) + int(value)
+    elif isinstance(value, str):  # unary encoding: one cell per bit set
+        for index, bit in enumerate(value):
+            if bit == "1":
+                cells[str(index)] = cells.get(str(index), 0) + 1
+    elif kind == "choice":
+        cells[str(value)] = cells.get(str(value), 0) + 1
+    else:
+        cells["sum"] = cells.get("sum", 0) + int(value)
+        cells["sum_squares"] = cells.get("sum_squares", 0) + int(value) ** 2
+
+
 def database_state(database: Path, slug: str) -> dict[str, Any]:
-    """The stored responses and counters, and the counters recomputed from the rows."""
+    """The stored responses and tallies, and the tallies recomputed from the rows.
+
+    Read with plain ``sqlite3`` (no app code): ``tallies`` holds one row per (question,
+    cell): ``n``, ``yes``, an option's index, ``sum``, ``sum_squares``. Cells that are 0
+    are left out on both sides (a "no" stores a ``yes`` cell of 0). The survey's
+    ``responses`` counter and every row's ``design`` fingerprint are read too.
+    """
     conn = sqlite3.connect(database, timeout=30)
     try:
-        (survey_id,) = conn.execute("SELECT id FROM surveys WHERE slug = ?", [slug]).fetchone()
+        survey_id, responses_counter, design = conn.execute(
+            "SELECT id, responses, design FROM surveys WHERE slug = ?", [slug]
+        ).fetchone()
         rows = conn.execute(
-            "SELECT submission_id, answers FROM responses WHERE survey_id = ?", [survey_id]
+            "SELECT submission_id, design, answers FROM responses WHERE survey_id = ?",
+            [survey_id],
         ).fetchall()
-        counters = {
-            key: [n, yes]
-            for key, n, yes in conn.execute(
-                "SELECT key, n, reported_yes FROM questions WHERE survey_id = ?", [survey_id]
-            )
-        }
+        kinds = dict(
+            conn.execute("SELECT key, type FROM questions WHERE survey_id = ?", [survey_id])
+        )
+        counters: dict[str, dict[str, int]] = {key: {} for key in kinds}
+        for key, cell, value in conn.execute(
+            "SELECT q.key, t.cell, t.value FROM tallies t JOIN questions q "
+            "ON q.id = t.question_id WHERE q.survey_id = ?",
+            [survey_id],
+        ):
+            if value:
+                counters[key][cell] = value
     finally:
         conn.close()
-    answers: dict[str, dict[str, int]] = {}
-    rebuilt = {key: [0, 0] for key in counters}
-    for submission_id, text in rows:
+    answers: dict[str, dict[str, Any]] = {}
+    rebuilt: dict[str, dict[str, int]] = {key: {} for key in kinds}
+    designs: Counter[str] = Counter()
+    for submission_id, row_design, text in rows:
         stored = json.loads(text)
         answers[submission_id] = stored
+        designs[row_design] += 1
         for key, value in stored.items():
-            rebuilt[key][0] += 1
-            rebuilt[key][1] += int(value)
+            _rebuild_cells(rebuilt[key], kinds[key], value)
     return {
         "submission_ids": [row[0] for row in rows],
         "answers": answers,
         "counters": counters,
         "rebuilt_counters": rebuilt,
+        "responses_counter": responses_counter,
+        "survey_design": design,
+        "row_designs": dict(designs),
     }
 
 
@@ -849,10 +885,22 @@ def check_stored(
 
 
 def check_counters(checks: Checks, state: Mapping[str, Any]) -> None:
+    """The tallies, the survey's response counter and the rows' design all agree."""
     checks.add(
-        "counters equal the responses (recomputed from rows)",
+        "tallies equal the responses (recomputed from rows)",
         state["counters"] == state["rebuilt_counters"],
         f"stored {state['counters']}, rebuilt {state['rebuilt_counters']}",
+    )
+    stored = len(state["submission_ids"])
+    checks.add(
+        "surveys.responses equals the stored rows",
+        state["responses_counter"] == stored,
+        f"counter {state['responses_counter']}, rows {stored}",
+    )
+    checks.add(
+        "every row names the survey's design fingerprint",
+        set(state["row_designs"]) <= {state["survey_design"]},
+        state["row_designs"],
     )
 
 

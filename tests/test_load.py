@@ -4,6 +4,8 @@ The benchmark code itself is reused (benchmarks/load_test.py, crash_test.py, loa
 only the sizes are small: 300 responses from 10 browsers, and a SIGKILL after 100
 acknowledged responses. The throughput ratio is not asserted here (a few hundred requests
 on a shared CI machine say little about it); every correctness check is.
+
+Marked ``load`` (about 30 s, real servers): deselect with ``pytest -m "not load"``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.load
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
