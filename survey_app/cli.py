@@ -19,12 +19,14 @@ from werkzeug.serving import run_simple
 
 from . import __version__
 from .accounts import AccountError, create_researcher, find_researcher
+from .audit import audit_command
 from .db import backup_database, get_db, migrate
 from .definitions import SurveyDefinitionError, load_definition
-from .estimates import recount, survey_estimates
+from .estimates import survey_estimates
 from .exports import aggregate_csv, codebook, responses_csv
 from .invitations import create_invitations
-from .privacy import INTERVAL_METHODS
+from .ledger import odds_text, survey_ledger
+from .privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
 from .surveys import (
     Survey,
     SurveyExistsError,
@@ -34,6 +36,7 @@ from .surveys import (
     share_survey,
     store_survey,
 )
+from .tallies import recount
 
 EXAMPLE_SURVEY = "campus-health.yaml"
 
@@ -160,7 +163,12 @@ def backup_command(file: str) -> None:
     type=click.Choice(["0.9", "0.95", "0.99"]),
     callback=lambda _ctx, _param, value: float(value),
 )
-@click.option("--method", default="wilson", show_default=True, type=click.Choice(INTERVAL_METHODS))
+@click.option(
+    "--method",
+    default=DEFAULT_INTERVAL_METHOD,
+    show_default=True,
+    type=click.Choice(INTERVAL_METHODS),
+)
 @with_appcontext
 def export_command(
     slug: str, responses: bool, output: str | None, confidence: float, method: str
@@ -197,10 +205,46 @@ def recount_command(slug: str) -> None:
     if result.matched:
         click.echo(f"Counters matched the responses ({len(result.after)} questions).")
         return
-    for key, after in result.after.items():
-        if result.before[key] != after:
-            click.echo(f"{key}: stored n, yes = {result.before[key]}, recounted = {after}")
+    for key, before, after in result.differences():
+        click.echo(f"{key}: stored {before}, recounted {after}")
     click.echo("Counters did not match; they now equal the recount.")
+
+
+@click.command("ledger")
+@click.argument("slug")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@with_appcontext
+def ledger_command(slug: str, as_json: bool) -> None:
+    """List every question's mechanism, exact parameters and ε, and the survey's total."""
+    survey = _survey_or_fail(slug)
+    entries = survey_ledger(survey)
+    if as_json:
+        rows = [entry.__dict__ for entry in entries]
+        click.echo(
+            json.dumps(
+                {
+                    "survey": slug,
+                    "design": survey.design,
+                    "epsilon_total": survey.epsilon_total,
+                    "questions": rows,
+                },
+                indent=2,
+            )
+        )
+        return
+    for entry in entries:
+        epsilon = f"ε = {entry.epsilon:.6f}" if entry.sensitive else "not randomized"
+        click.echo(f"{entry.key}: {entry.mechanism}, {epsilon}")
+        parameters = {k: v for k, v in entry.parameters.items() if k != "mechanism"}
+        if parameters:
+            click.echo(f"    parameters: {json.dumps(parameters, sort_keys=True)}")
+        click.echo(f"    {entry.how}")
+    limit = f" (limit {survey.max_epsilon})" if survey.max_epsilon else ""
+    click.echo(
+        f"Total per respondent: ε = {survey.epsilon_total:.6f}{limit}, basic composition: "
+        f"any stored response is at most {odds_text(survey.epsilon_total)} times as likely "
+        "under one set of true answers as under another."
+    )
 
 
 @click.command("create-researcher")
@@ -253,6 +297,8 @@ COMMANDS = (
     backup_command,
     export_command,
     recount_command,
+    ledger_command,
+    audit_command,
     create_researcher_command,
     run_command,
 )
