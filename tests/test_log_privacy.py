@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 from werkzeug.serving import make_server
 
-from .conftest import KEYS, SLUG, hidden_fields
+from .conftest import KEYS, MIXED_SLUG, SLUG, hidden_fields
 
 # A value no log line would contain by chance: the true answers are plain "yes", so the
 # check also looks for the URL-encoded body and each "key=value" pair.
@@ -70,3 +70,26 @@ def test_true_answers_never_reach_a_log(served: str, debug_logs, extra: dict) ->
         assert f"{key}={value}" not in logged
         assert f"'{key}': '{value}'" not in logged
     assert "yes" not in logged.lower()
+
+
+def test_true_answers_of_every_type_never_reach_a_log(mixed_app, served: str, debug_logs) -> None:
+    """A choice and a number with values no log line has by chance (index 3, 43 drinks)."""
+    opener = urllib.request.build_opener(
+        urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+    )
+    page = opener.open(f"{served}/s/{MIXED_SLUG}?agree=yes").read().decode()
+    true_answers = {
+        "year": "2",
+        "cheated": "yes",
+        "skipped_meals": "yes",
+        "substance": "3",
+        "drinks": "43",
+    }
+    body = urllib.parse.urlencode({**hidden_fields(page), **true_answers})
+    assert _post(opener, f"{served}/s/{MIXED_SLUG}", body) == 200
+    logged = "\n".join(record.getMessage() for record in debug_logs.records)
+    assert f"POST /s/{MIXED_SLUG}" in logged
+    assert body not in logged
+    for key, value in true_answers.items():
+        assert f"{key}={value}" not in logged
+        assert f"'{key}': '{value}'" not in logged
