@@ -93,7 +93,8 @@ def test_a_version_3_database_migrates_without_losing_a_response(tmp_path) -> No
     for position, key in enumerate(["a", "b"]):
         db.execute(
             "INSERT INTO questions (survey_id, position, key, text, type, truth_probability, "
-            "forced_yes_probability, n, reported_yes) VALUES (1, ?, ?, ?, 'yes_no', 0.5, 0.5, 3, ?)",
+            "forced_yes_probability, n, reported_yes) "
+            "VALUES (1, ?, ?, ?, 'yes_no', 0.5, 0.5, 3, ?)",
             [position, key, key.upper(), 2 - position],
         )
     for i, answers in enumerate(['{"a": 1, "b": 1}', '{"a": 1, "b": 0}', '{"a": 0, "b": 0}']):
