@@ -222,3 +222,24 @@ def test_simulated_number_surveys_at_the_planned_n_meet_the_target(name: str) ->
         assert e is not None
         within += abs(e.unclipped - 10) <= target
     assert within / surveys >= 0.92
+
+
+@pytest.mark.parametrize("n", [900, 1_000, 1_300, 1_400, 5_000])
+def test_epsilon_for_sample_size_across_auto_switching_mechanism(n: int) -> None:
+    """Auto for numbers switches from Duchi to Laplace near ε = 2.3, where the planner's
+    worst-case n jumps up: the answer is still the smallest sufficient thousandth (checked
+    against a full scan of the hundredths and the thousandths just below)."""
+
+    def make(epsilon: Fraction) -> Mechanism:
+        return number_mechanism(0, 50, epsilon)
+
+    def needed(thousandths: int) -> int:
+        return required_sample_size(2.0, 0.95, make(Fraction(thousandths, 1000)))
+
+    epsilon = epsilon_for_sample_size(n, 2.0, 0.95, make)
+    first_hundredth = next((m for m in range(10, 10_001, 10) if needed(m) <= n), None)
+    if first_hundredth is None:
+        assert epsilon is None
+        return
+    expected = next(m for m in range(max(first_hundredth - 9, 10), 10_001) if needed(m) <= n)
+    assert epsilon == Fraction(expected, 1000)

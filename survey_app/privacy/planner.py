@@ -79,27 +79,52 @@ def epsilon_for_sample_size(
     """The smallest ε (in thousandths, 0.01 to 10) at which n respondents reach ±half_width.
 
     ``make`` builds the question's mechanism at a given ε (e.g.
-    ``lambda e: choice_mechanism(4, e)``). The required n falls as ε grows, so bisection
-    over the 9,991 candidate values finds the smallest sufficient one in 14 steps.
-    None when even ε = 10 needs more than n respondents.
+    ``lambda e: choice_mechanism(4, e)``). For one mechanism the required n falls as ε
+    grows, so bisection over the 9,991 candidates finds the smallest sufficient one in 14
+    steps. ``auto`` may switch mechanism once along the way, and the required n can jump
+    UP there: a number question's auto switches from Duchi to discrete Laplace at large ε
+    (Laplace's reports stay close to typical answers), while the planner's worst case, half
+    the answers at each end, favours Duchi. So the switch point is found first (by
+    bisection on the mechanism's name), and each side is searched on its own, the lower
+    side first. None when no ε up to 10 is enough.
     """
     if n < 1:
         raise ValueError("n must be at least 1")
 
+    def build(thousandths: int) -> Mechanism:
+        return make(thousandths * _EPSILON_STEP)
+
     def enough(thousandths: int) -> bool:
-        mechanism = make(thousandths * _EPSILON_STEP)
-        return required_sample_size(half_width, confidence, mechanism) <= n
+        return required_sample_size(half_width, confidence, build(thousandths)) <= n
+
+    def smallest_enough(low: int, high: int) -> int | None:
+        """Bisection on [low, high], where one mechanism's required n only falls."""
+        if not enough(high):
+            return None
+        if enough(low):
+            return low
+        while high - low > 1:  # invariant: not enough(low), enough(high)
+            middle = (low + high) // 2
+            if enough(middle):
+                high = middle
+            else:
+                low = middle
+        return high
 
     low = int(MIN_EPSILON / _EPSILON_STEP)
     high = int(MAX_EPSILON / _EPSILON_STEP)
-    if not enough(high):
-        return None
-    if enough(low):
-        return low * _EPSILON_STEP
-    while high - low > 1:  # invariant: not enough(low), enough(high)
-        middle = (low + high) // 2
-        if enough(middle):
-            high = middle
-        else:
-            low = middle
-    return high * _EPSILON_STEP
+    first_name, last_name = build(low).name, build(high).name
+    if first_name == last_name:
+        found = smallest_enough(low, high)
+    else:
+        switch_low, switch = low, high  # build(switch_low) is first_name, build(switch) not
+        while switch - switch_low > 1:
+            middle = (switch_low + switch) // 2
+            if build(middle).name == first_name:
+                switch_low = middle
+            else:
+                switch = middle
+        found = smallest_enough(low, switch - 1)
+        if found is None:
+            found = smallest_enough(switch, high)
+    return None if found is None else found * _EPSILON_STEP
