@@ -64,9 +64,7 @@ def _share(value: Fraction) -> str:
 def plain_description(question: Question) -> str:
     """What the mechanism does to this question's answer, in one or two plain sentences."""
     if not question.sensitive:
-        return (
-            "Stored exactly as you give it, not randomized: answer only if you are happy with that."
-        )
+        return "Stored exactly as you give it: answer only if you are happy with that."
     params = question.mechanism.parameters()
     name = params["mechanism"]
     if name == "two_coin_randomized_response":

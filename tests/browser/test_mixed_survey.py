@@ -129,3 +129,11 @@ def test_the_dashboard_and_exports_show_every_type(
     assert ("drinks", "mean") in categories and ("substance", "Cannabis") in categories
     assert len([c for c in categories if c[0] == "year"]) == 4
     assert {row["n"] for row in rows if row["question"] == "drinks"} == {"2"}
+
+
+def test_screenshot_of_every_question_type_for_the_readme(
+    page: Any, live_server: LiveServer, survey: str, screenshots: Path
+) -> None:
+    agree_and_answer(page, live_server)
+    page.screenshot(path=str(screenshots / "mixed-survey.png"), full_page=True)
+    assert (screenshots / "mixed-survey.png").stat().st_size > 10_000
