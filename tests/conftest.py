@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
+from scipy.stats import chisquare
 
 from survey_app import create_app
 from survey_app.db import get_db
@@ -133,3 +136,27 @@ def mixed_app(app: Flask) -> Flask:
 def mixed_form(client: FlaskClient) -> dict[str, str]:
     """The mixed survey's hidden fields, after agreeing to the consent text."""
     return fresh_form(client, f"{MIXED_SLUG}?agree=yes")
+
+
+def assert_distribution(counts: Counter[object], expected: dict[object, float]) -> None:
+    """Chi-square goodness of fit; cells expected below 5 draws are pooled with the rest.
+
+    A p-value below 1e-6 fails: a false alarm about once in a million runs.
+    """
+    draws = sum(counts.values())
+    assert set(counts) <= set(expected) or sum(expected.values()) < 1, set(counts) - set(expected)
+    observed, wanted = [], []
+    rest_observed, rest_wanted = draws, float(draws)
+    for cell, probability in expected.items():
+        if probability * draws >= 5:
+            observed.append(counts.get(cell, 0))
+            wanted.append(probability * draws)
+            rest_observed -= counts.get(cell, 0)
+            rest_wanted -= probability * draws
+    if rest_wanted >= 1e-9 * draws:
+        observed.append(rest_observed)
+        wanted.append(rest_wanted)
+    else:
+        assert rest_observed == 0
+    p_value = chisquare(observed, np.array(wanted) * sum(observed) / sum(wanted)).pvalue
+    assert p_value > 1e-6, (p_value, observed, wanted)

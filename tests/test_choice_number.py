@@ -8,7 +8,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
 
 from survey_app.privacy import (
     DiscreteLaplace,
@@ -23,28 +22,10 @@ from survey_app.privacy import (
     simulate,
 )
 
+from .conftest import assert_distribution
+
 EPSILONS = ["0.01", "0.1", "0.5", "1", "1.5", "2", "3.333", "5", "10"]
 DRAWS = 20_000
-
-
-def assert_distribution(counts: Counter[object], expected: dict[object, float]) -> None:
-    """Chi-square goodness of fit, cells expected below 5 draws pooled; fails at p < 1e-6."""
-    draws = sum(counts.values())
-    observed, wanted = [], []
-    rest_observed, rest_wanted = draws, float(draws)
-    for cell, probability in expected.items():
-        if probability * draws >= 5:
-            observed.append(counts.get(cell, 0))
-            wanted.append(probability * draws)
-            rest_observed -= counts.get(cell, 0)
-            rest_wanted -= probability * draws
-    if rest_wanted >= 1e-9 * draws:
-        observed.append(rest_observed)
-        wanted.append(rest_wanted)
-    else:
-        assert rest_observed == 0, counts
-    p_value = chisquare(observed, np.array(wanted) * sum(observed) / sum(wanted)).pvalue
-    assert p_value > 1e-6, (p_value, observed, wanted)
 
 
 # --- report distributions through the real (secure) randomize ----------------------------

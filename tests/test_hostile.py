@@ -41,7 +41,7 @@ from .conftest import (
 from .test_research import RESEARCH_ROUTES
 
 SUBMISSION_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
-CONTROL_FIELDS = ("csrf_token", "submission_id", "randomized")
+CONTROL_FIELDS = ("csrf_token", "submission_id", "randomized", "design", "agreed")
 ALLOWED_FIELDS = frozenset(KEYS) | frozenset(CONTROL_FIELDS)
 MAX_BODY = 64 * 1024  # the default SURVEY_APP_MAX_CONTENT_LENGTH
 HUGE = MAX_BODY + 5000  # comfortably over the limit whatever the encoding
@@ -156,6 +156,7 @@ post_plan = st.fixed_dictionaries(
             st.sampled_from(["absent", "absent", "client", "client", "twice"]),
             st.tuples(st.just("text"), junk_value),
         ),
+        "design": st.sampled_from(["current", "current", "current", "missing", "stale"]),
         "answers": answer_plan(),
         "extra": st.lists(st.tuples(field_name, junk_value), max_size=3),
         "huge": st.sampled_from([None] * 8 + ["answer", "extra", "submission_id"]),
@@ -165,9 +166,13 @@ post_plan = st.fixed_dictionaries(
 )
 
 
-def _build_body(plan: dict, token: str, other_token: str, sent_ids: list[str]):
+def _build_body(plan: dict, token: str, other_token: str, sent_ids: list[str], design: str):
     """The POST's fields in order, plus extra headers."""
     fields: list[tuple[str, str]] = []
+    if plan["design"] == "current":
+        fields.append(("design", design))
+    elif plan["design"] == "stale":
+        fields.append(("design", "0" * len(design)))
     headers: dict[str, str] = {}
     csrf = plan["csrf"]
     if csrf in ("valid", "twice"):
@@ -230,6 +235,7 @@ def _csrf_token_sent(form: MultiDict, headers: dict[str, str]) -> str | None:
 def _expected(
     fields: list[tuple[str, str]],
     headers: dict[str, str],
+    design: str,
     token: str,
     slug: str,
     stored_ids: set[str],
@@ -257,6 +263,11 @@ def _expected(
     randomized = form.get("randomized")
     if randomized is not None and randomized.strip() and randomized != "client":
         return 400, False
+    if randomized == "client" and form.get("design") != design:
+        return 400, False  # the browser randomized with parameters not the survey's now
+    agreed = form.get("agreed")
+    if agreed is not None and agreed.strip() and agreed != "yes":
+        return 400, False
     if sid in stored_ids:
         return 200, False  # a retried POST: answered alike, stored once
     if answered:
@@ -273,7 +284,8 @@ def test_arbitrary_form_posts_store_a_whole_response_or_nothing(
     other = app.test_client()
     other_token = fresh_form(other)["csrf_token"]
     client = app.test_client()
-    token = fresh_form(client)["csrf_token"]
+    form = fresh_form(client)
+    token, design = form["csrf_token"], form["design"]
     sent_ids: list[str] = []
     stored_ids: set[str] = set()
     answered = False
@@ -282,9 +294,9 @@ def test_arbitrary_form_posts_store_a_whole_response_or_nothing(
             client = app.test_client()
             token = fresh_form(client)["csrf_token"]
             answered = False
-        fields, headers = _build_body(plan, token, other_token, sent_ids)
+        fields, headers = _build_body(plan, token, other_token, sent_ids, design)
         want_status, want_new_row = _expected(
-            fields, headers, token, plan["slug"], stored_ids, answered
+            fields, headers, design, token, plan["slug"], stored_ids, answered
         )
         rows_before, _ = _counts(app)
         response = client.post(f"/s/{plan['slug']}", data=MultiDict(fields), headers=headers)

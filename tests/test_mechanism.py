@@ -10,7 +10,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
 
 from survey_app.privacy import (
     choice,
@@ -36,6 +35,8 @@ from survey_app.privacy.mechanism import (
     randomize_answers,
     survey_epsilon,
 )
+
+from .conftest import assert_distribution
 
 DRAWS = 30_000
 
@@ -257,30 +258,6 @@ class Scripted:
         value = next(self.outcomes)
         assert 0 <= value < n
         return value
-
-
-def assert_distribution(counts: Counter[object], expected: dict[object, float]) -> None:
-    """Chi-square goodness of fit; cells expected below 5 draws are pooled with the rest.
-
-    A p-value below 1e-6 fails: a false alarm about once in a million runs.
-    """
-    draws = sum(counts.values())
-    assert set(counts) <= set(expected) or sum(expected.values()) < 1, set(counts) - set(expected)
-    observed, wanted = [], []
-    rest_observed, rest_wanted = draws, float(draws)
-    for cell, probability in expected.items():
-        if probability * draws >= 5:
-            observed.append(counts.get(cell, 0))
-            wanted.append(probability * draws)
-            rest_observed -= counts.get(cell, 0)
-            rest_wanted -= probability * draws
-    if rest_wanted >= 1e-9 * draws:
-        observed.append(rest_observed)
-        wanted.append(rest_wanted)
-    else:
-        assert rest_observed == 0
-    p_value = chisquare(observed, np.array(wanted) * sum(observed) / sum(wanted)).pvalue
-    assert p_value > 1e-6, (p_value, observed, wanted)
 
 
 @pytest.mark.parametrize("probability", [Fraction(0), Fraction(3, 7), Fraction(1, 2), Fraction(1)])

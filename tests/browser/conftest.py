@@ -37,20 +37,13 @@ from urllib.parse import parse_qsl
 
 import pytest
 
+from survey_app.audit import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "campus-health.yaml"
 SLUG = "campus-health"
 KEYS = ("cheated", "drugs", "skipped_meals")
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SKIP_VARIABLE = "SURVEY_APP_SKIP_BROWSER"
 SCREENSHOT_VARIABLE = "SURVEY_APP_SCREENSHOTS"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
