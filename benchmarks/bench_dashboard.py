@@ -1,8 +1,9 @@
 """Scale benchmark: dashboard latency, CSV exports and worker memory at N responses.
 
 Loads N synthetic responses (``load_synthetic``) into one database and 1,000 into a
-second, starts a real gunicorn server on 127.0.0.1 for each in turn, logs in as a
-researcher and measures, with urllib and a cookie jar:
+second, serves each in turn with loadlib's gunicorn harness (``Server``: 127.0.0.1, the
+README's recommended 4 sync workers unless ``--workers/--threads/--worker-class`` say
+otherwise), logs in as a researcher and measures, with loadlib's ``Browser``:
 
 * the dashboard (``/research/surveys/<slug>``): median and p90 of ``--requests`` GETs
   after a warm-up, at N and at 1,000 responses, and their ratio (target ≤ 1.2);
@@ -31,42 +32,42 @@ gitignored); results go to ``benchmarks/results/dashboard-<survey>-<N>.json``
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import datetime
 import hashlib
-import http.cookiejar
 import json
 import os
 import re
 import secrets
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` and ``survey_app`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import load_synthetic  # noqa: E402
-from loadlib import machine_info, survey_app_command  # noqa: E402
-from loadlib import server_env as app_env  # noqa: E402
-
+from benchmarks import load_synthetic  # noqa: E402
+from benchmarks.loadlib import (  # noqa: E402
+    DEFAULT_CONFIG,
+    Browser,
+    Server,
+    ServerConfig,
+    machine_info,
+    server_env,
+    survey_app_command,
+)
 from survey_app.db import connect  # noqa: E402
 from survey_app.surveys import get_survey  # noqa: E402
 
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 USERNAME = "bench"
 PASSWORD = "bench-" + secrets.token_hex(8)  # throwaway account in a throwaway database
 TARGETS = {
@@ -91,36 +92,16 @@ def create_researcher(env: dict[str, str]) -> None:
     )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def children(pid: int) -> list[int]:
-    found: list[int] = []
-    with contextlib.suppress(OSError):
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            found += [int(c) for c in (task / "children").read_text().split()]
-    if found:
-        return sorted(found)
-    for entry in Path("/proc").iterdir():  # kernels without /proc/<pid>/task/<tid>/children
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                stat = (entry / "stat").read_text()
-                if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                    found.append(int(entry.name))
-    return sorted(found)
-
-
 def memory_kb(pid: int) -> dict[str, int]:
     """VmRSS and VmHWM (peak RSS since the process started), in KiB as /proc gives them."""
     values = {}
-    with contextlib.suppress(OSError):
+    try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith(("VmHWM:", "VmRSS:")):
                 name, amount, _unit = line.split()
                 values[name.rstrip(":")] = int(amount)
+    except OSError:
+        pass
     return values
 
 
@@ -139,74 +120,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _gunicorn_has_control_socket() -> bool:
-    completed = subprocess.run(
-        [sys.executable, "-m", "gunicorn", "--help"], capture_output=True, text=True
-    )
-    return "--control-socket" in completed.stdout
+def worker_memory(server: Server) -> dict[int, dict[str, int]]:
+    return {pid: memory_kb(pid) for pid in server.worker_pids()}
 
 
-class Gunicorn:
-    """``gunicorn "survey_app:create_app()"`` as production runs it, on a free local port."""
-
-    def __init__(self, env: dict[str, str], workers: int, threads: int, log: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.command = [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "--workers",
-            str(workers),
-            "--threads",
-            str(threads),
-            "--bind",
-            f"127.0.0.1:{self.port}",
-            "--error-logfile",
-            str(log),
-        ]
-        if _gunicorn_has_control_socket():
-            # gunicorn >= 24 opens a control socket, by default one shared path in $HOME;
-            # keep ours next to the log so it never meets another gunicorn on this machine.
-            self.command += ["--control-socket", str(log.with_suffix(".ctl"))]
-        self.command.append("survey_app:create_app()")
-        self.workers = workers
-        self.env = env
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> Gunicorn:
-        self.process = subprocess.Popen(self.command, env=self.env, cwd=REPO)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with {self.process.returncode}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(self.base + "/healthz", timeout=2) as response:
-                    if response.read() == b"ok" and len(self.worker_pids()) == self.workers:
-                        return self
-            time.sleep(0.2)
-        self.__exit__(None, None, None)
-        raise RuntimeError("gunicorn did not become ready within 60 s")
-
-    def worker_pids(self) -> list[int]:
-        assert self.process is not None
-        return children(self.process.pid)
-
-    def worker_memory(self) -> dict[int, dict[str, int]]:
-        return {pid: memory_kb(pid) for pid in self.worker_pids()}
-
-    def worker_cpu(self) -> dict[int, float]:
-        return {pid: cpu_seconds(pid) for pid in self.worker_pids()}
-
-    def __exit__(self, *_exc: object) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)  # graceful stop of the master we started
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+def worker_cpu(server: Server) -> dict[int, float]:
+    return {pid: cpu_seconds(pid) for pid in server.worker_pids()}
 
 
 def timed_command(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
@@ -240,21 +159,16 @@ def timed_command(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]
 # --------------------------------------------------------------------------- HTTP
 
 
-class Client:
-    """A logged-in researcher: urllib with a cookie jar."""
+class Researcher:
+    """A logged-in researcher: loadlib's ``Browser`` (cookie jar, keep-alive connection)."""
 
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
-        )
-
-    def open(self, path: str, data: bytes | None = None):  # type: ignore[no-untyped-def]
-        return self.opener.open(self.base + path, data=data, timeout=600)
+    def __init__(self, port: int) -> None:
+        self.browser = Browser(port, timeout=600)
 
     def get(self, path: str) -> bytes:
-        with self.open(path) as response:
-            body: bytes = response.read()
+        status, body, _ = self.browser.fetch("GET", path)
+        if status != 200:
+            raise RuntimeError(f"GET {path} answered {status}")
         return body
 
     def log_in(self, landing: str) -> None:
@@ -262,14 +176,13 @@ class Client:
         match = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page)
         if match is None:
             raise RuntimeError("no csrf_token in the login page")
-        form = urllib.parse.urlencode(
-            {"csrf_token": match.group(1), "username": USERNAME, "password": PASSWORD}
-        ).encode()
         query = urllib.parse.urlencode({"next": landing})
-        with self.open(f"/login?{query}", data=form) as response:
-            response.read()
-            if urllib.parse.urlsplit(response.geturl()).path != landing:
-                raise RuntimeError(f"login failed: ended at {response.geturl()}")
+        status, _page, location = self.browser.post_form(
+            f"/login?{query}",
+            {"csrf_token": match.group(1), "username": USERNAME, "password": PASSWORD},
+        )
+        if status != 302 or urllib.parse.urlsplit(location).path != landing:
+            raise RuntimeError(f"login failed: {status}, Location {location!r}")
 
     def timings(self, path: str, count: int, warmup: int) -> dict[str, Any]:
         for _ in range(warmup):
@@ -288,15 +201,22 @@ class Client:
         client_cpu = time.process_time()
         lines = 0
         size = 0
-        with self.open(path) as response, open(target, "wb") as out:
-            chunk = response.read1(1 << 16)  # whatever arrived first
-            first_byte = time.perf_counter() - started
-            while chunk:
-                lines += chunk.count(b"\n")
-                size += len(chunk)
-                out.write(chunk)
-                chunk = response.read(1 << 20)
-            headers = dict(response.headers.items())
+        response = self.browser.open("GET", path)
+        try:
+            if response.status != 200:
+                raise RuntimeError(f"GET {path} answered {response.status}")
+            with open(target, "wb") as out:
+                chunk = response.read1(1 << 16)  # whatever arrived first
+                first_byte = time.perf_counter() - started
+                while chunk:
+                    lines += chunk.count(b"\n")
+                    size += len(chunk)
+                    out.write(chunk)
+                    chunk = response.read(1 << 20)
+            headers = dict(response.getheaders())
+        finally:
+            response.close()
+            self.browser.close()
         return {
             "seconds": time.perf_counter() - started,
             "client_cpu_seconds": time.process_time() - client_cpu,
@@ -440,16 +360,17 @@ def bench_server(
     responses_csv: bool,
     choice_keys: Sequence[str] = (),
 ) -> dict[str, Any]:
-    env = app_env(database, secret_key)
     dashboard = f"/research/surveys/{slug}"
     result: dict[str, Any] = {"database": str(database)}
     log = data_dir / f"gunicorn-{label}.log"
-    with Gunicorn(env, args.workers, args.threads, log) as server:
+    config = ServerConfig(args.workers, args.threads, args.worker_class)
+    with Server(database, config, secret_key, log) as server:
         result["gunicorn_command"] = " ".join(server.command[2:])
-        client = Client(server.base)
-        booted = server.worker_memory()
+        result["server_config"] = config.label
+        client = Researcher(server.port)
+        booted = worker_memory(server)
         client.log_in(dashboard)
-        logged_in = server.worker_memory()
+        logged_in = worker_memory(server)
         result["worker_memory_after_boot_kib"] = booted
         result["worker_memory_after_login_kib"] = logged_in
         # Checking the password (scrypt, 32 MiB) raises the peak of whichever worker did it.
@@ -474,17 +395,17 @@ def bench_server(
         if responses_csv:
             runs = []
             target = data_dir / f"{label}-responses-http.csv"
-            lifetime_peak_kib = {pid: m["VmHWM"] for pid, m in server.worker_memory().items()}
+            lifetime_peak_kib = {pid: m["VmHWM"] for pid, m in worker_memory(server).items()}
             for _ in range(args.export_runs):
-                before, cpu_before = server.worker_memory(), server.worker_cpu()
+                before, cpu_before = worker_memory(server), worker_cpu(server)
                 for pid, memory in before.items():
                     lifetime_peak_kib[pid] = max(lifetime_peak_kib[pid], memory["VmHWM"])
                 reset = all([reset_peak_rss(pid) for pid in before])
                 run = client.download(f"{dashboard}/responses.csv", target)
-                after = server.worker_memory()
+                after = worker_memory(server)
                 for pid, memory in after.items():
                     lifetime_peak_kib[pid] = max(lifetime_peak_kib[pid], memory["VmHWM"])
-                cpu_used = {pid: cpu - cpu_before[pid] for pid, cpu in server.worker_cpu().items()}
+                cpu_used = {pid: cpu - cpu_before[pid] for pid, cpu in worker_cpu(server).items()}
                 # The worker that streamed the CSV is the one that burned the CPU.
                 worker = max(cpu_used, key=cpu_used.__getitem__)
                 run.update(
@@ -570,6 +491,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "export_runs",
                 "workers",
                 "threads",
+                "worker_class",
                 "seed",
                 "batch_size",
                 "journal_mode",
@@ -613,8 +535,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for q in survey.questions
     }
     results["load"] = {"large": asdict(big), "small": asdict(small)}
-    for database in (big_db, small_db):
-        create_researcher(app_env(database, secret_key))
+    for path in (big_db, small_db):
+        create_researcher(server_env(path, secret_key))
 
     print("serving the small database ...", file=sys.stderr)
     results["small"] = bench_server(
@@ -629,7 +551,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cli_file = data_dir / "large-responses-cli.csv"
     cli_command = [*survey_app_command(), "export", slug, "--responses", "-o", str(cli_file)]
     cli_runs = [
-        timed_command(cli_command, app_env(big_db, secret_key)) for _ in range(args.export_runs)
+        timed_command(cli_command, server_env(big_db, secret_key)) for _ in range(args.export_runs)
     ]
     with open(cli_file, "rb") as handle:
         cli_lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
@@ -778,8 +700,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--aggregate-runs", type=int, default=20)
     parser.add_argument("--export-runs", type=int, default=1, help="per-response CSV runs")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=DEFAULT_CONFIG.workers)
+    parser.add_argument("--threads", type=int, default=DEFAULT_CONFIG.threads)
+    parser.add_argument("--worker-class", default=DEFAULT_CONFIG.worker_class)
     parser.add_argument("--seed", type=int, default=load_synthetic.DEFAULT_SEED)
     parser.add_argument("--batch-size", type=int, default=load_synthetic.DEFAULT_BATCH)
     parser.add_argument("--journal-mode", choices=["wal", "truncate"], default="wal")

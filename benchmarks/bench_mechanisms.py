@@ -49,10 +49,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import betainc
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` and ``survey_app`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from survey_app.privacy import (  # noqa: E402
     DiscreteLaplace,
@@ -130,7 +131,7 @@ def simulate_choice_counts(
 def bench_choice(k: int, epsilon: str, surveys: int, n: int, rng: np.random.Generator) -> dict:
     eps = Fraction(epsilon)
     shares = choice_shares(k)
-    candidates = {
+    candidates: dict[str, GeneralizedRandomizedResponse | OptimizedUnaryEncoding] = {
         "grr": GeneralizedRandomizedResponse.from_epsilon(k, eps),
         "oue": OptimizedUnaryEncoding.from_epsilon(k, eps),
     }
@@ -163,12 +164,12 @@ def bench_choice(k: int, epsilon: str, surveys: int, n: int, rng: np.random.Gene
         point["mechanisms"][name] = entry
     for label in ("small", "moderate"):
         measured = {name: e[label]["measured_variance"] for name, e in point["mechanisms"].items()}
-        formula = {name: e[label]["formula_variance"] for name, e in point["mechanisms"].items()}
+        formulas = {name: e[label]["formula_variance"] for name, e in point["mechanisms"].items()}
         best = min(measured, key=measured.__getitem__)
         point[f"{label}_measured_best"] = best
-        point[f"{label}_formula_best"] = min(formula, key=formula.__getitem__)
+        point[f"{label}_formula_best"] = min(formulas, key=formulas.__getitem__)
         point[f"{label}_auto_over_best"] = measured[auto_name] / measured[best]
-        point[f"{label}_auto_over_best_formula"] = formula[auto_name] / min(formula.values())
+        point[f"{label}_auto_over_best_formula"] = formulas[auto_name] / min(formulas.values())
     return point
 
 
@@ -204,7 +205,7 @@ def bench_number(
     pmf, mean, variance = beta_population(low, high)
     cumulative = np.cumsum(pmf)
     cumulative[-1] = 1.0
-    candidates = {
+    candidates: dict[str, DiscreteLaplace | DuchiBinary] = {
         "laplace": DiscreteLaplace.from_epsilon(low, high, eps),
         "duchi": DuchiBinary.from_epsilon(low, high, eps),
     }

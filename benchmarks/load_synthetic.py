@@ -47,9 +47,10 @@ import numpy as np
 import numpy.typing as npt
 import yaml
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` and ``survey_app`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO))
 
 from survey_app.db import connect, migrate, write_transaction  # noqa: E402
 from survey_app.definitions import parse_definition  # noqa: E402

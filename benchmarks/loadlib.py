@@ -1,5 +1,7 @@
-"""Shared pieces of the load and crash benchmarks: a real gunicorn server, browser-like
-clients built on the standard library only, and the checks run on the database afterwards.
+"""Shared pieces of the benchmarks: the one gunicorn harness (``Server``), the one HTTP
+client (``Browser``, standard library only), and the checks run on the database afterwards.
+The load, crash and scale (``bench_dashboard.py``) benchmarks all serve the app through
+``Server`` with the README's recommended setting (``DEFAULT_CONFIG``) unless told otherwise.
 
 Every client "browser" has its own cookie jar and its own HTTP/1.1 keep-alive connection,
 and answers exactly once (the app refuses a second response from the same browser), so
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import functools
 import http.client
 import http.cookiejar
 import itertools
@@ -313,9 +316,11 @@ def _free_listening_socket() -> socket.socket:
 
 @dataclasses.dataclass(frozen=True)
 class ServerConfig:
-    workers: int = 2
-    threads: int = 4
-    worker_class: str = "gthread"
+    """A gunicorn setting; the defaults are the README's recommendation (4 sync workers)."""
+
+    workers: int = 4
+    threads: int = 1
+    worker_class: str = "sync"
 
     @property
     def label(self) -> str:
@@ -329,7 +334,31 @@ class ServerConfig:
         return cls(int(workers), int(threads or 1), worker_class or "gthread")
 
 
-DEFAULT_CONFIG = ServerConfig(4, 1, "sync")  # the recommended setting (README, LOAD.md)
+DEFAULT_CONFIG = ServerConfig()  # the recommended setting (README, LOAD.md)
+# The README's --timeout. A sync worker cannot tell the arbiter it is alive while it
+# streams a response, so at gunicorn's default of 30 s a per-response CSV of a million
+# rows (20-50 s on 2 busy cores) would be killed mid-download ("WORKER TIMEOUT").
+WORKER_TIMEOUT = 120
+
+
+@functools.cache
+def _gunicorn_has_control_socket() -> bool:
+    usage = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    ).stdout
+    return "--control-socket" in usage
+
+
+def _control_socket_options(log_path: Path) -> list[str]:
+    """gunicorn >= 24 opens a control socket, by default at one shared path in $HOME; keep
+    ours next to the log, so two servers on one machine never meet there."""
+    if not _gunicorn_has_control_socket():
+        return []
+    return ["--control-socket", str(log_path.with_suffix(".ctl"))]
 
 
 class Server:
@@ -354,6 +383,7 @@ class Server:
         self.secret_key = secret_key
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
+        self.command: list[str] = []
         self.port = 0
         self._log_offset = 0
 
@@ -372,10 +402,14 @@ class Server:
             str(self.config.threads),
             "--worker-class",
             self.config.worker_class,
+            "--timeout",
+            str(WORKER_TIMEOUT),
             "--graceful-timeout",
             "10",
+            *_control_socket_options(self.log_path),
             self.app,
         ]
+        self.command = command
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child, closed below
         self._log_offset = log.tell()
         try:
@@ -430,6 +464,10 @@ class Server:
                 if len(fields) > 2 and int(fields[2]) == self.pgid:
                     pids.append(int(entry.name))
         return pids
+
+    def worker_pids(self) -> list[int]:
+        """The workers: the process group without the arbiter."""
+        return sorted(pid for pid in self.group_pids() if pid != self.pgid)
 
     def cpu_seconds(self) -> float:
         """User + system CPU time used so far by the arbiter and its live workers."""
@@ -531,26 +569,61 @@ class Browser:
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         return headers
 
-    def send(
-        self, method: str, path: str, body: bytes | None, headers: Mapping[str, str]
-    ) -> tuple[int, str]:
-        """One request; cookies from the reply go into the jar. Errors close the connection."""
+    def open(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> http.client.HTTPResponse:
+        """Send one request and return the reply unread, to stream it; its cookies are in
+        the jar already. Read it to the end (or ``close()``) before the next request."""
+        if headers is None:
+            headers = self.headers_for(method, path, body)
         conn = self._connection()
         try:
             conn.request(method, path, body=body, headers=dict(headers))
             response = conn.getresponse()
-            text = response.read().decode("utf-8", "replace")
         except BaseException:
             self.close()
             raise
         request = urllib.request.Request(f"http://{HOST}:{self.port}{path}", method=method)
         self.jar.extract_cookies(response, request)
+        return response
+
+    def fetch(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[int, bytes, http.client.HTTPResponse]:
+        """One request, read whole: status, body and the reply (for its headers)."""
+        response = self.open(method, path, body, headers)
+        try:
+            data = response.read()
+        except BaseException:
+            self.close()
+            raise
         if response.will_close:
             self.close()
-        return response.status, text
+        return response.status, data, response
+
+    def send(
+        self, method: str, path: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> tuple[int, str]:
+        """One request; cookies from the reply go into the jar. Errors close the connection."""
+        status, data, _ = self.fetch(method, path, body, headers)
+        return status, data.decode("utf-8", "replace")
 
     def get(self, path: str) -> tuple[int, str]:
         return self.send("GET", path, None, self.headers_for("GET", path, None))
+
+    def post_form(self, path: str, fields: Mapping[str, str]) -> tuple[int, str, str]:
+        """POST a form as a browser would; status, page and the redirect's Location."""
+        body = urllib.parse.urlencode(fields).encode()
+        status, data, response = self.fetch("POST", path, body)
+        return status, data.decode("utf-8", "replace"), response.getheader("Location") or ""
 
 
 @dataclasses.dataclass
@@ -598,7 +671,9 @@ def respond_once(port: int, slug: str, rng: random.Random, retry: bool) -> Submi
             return result
         hidden = dict(HIDDEN_INPUT.findall(page))
         keys = RADIO_YES.findall(page)
-        result.submission_id = hidden.get("submission_id", "")
+        # The form's submission_id is a signed form token, "<random>.<time>.<signature>";
+        # the app stores only the random part, as the response's submission id.
+        result.submission_id = hidden.get("submission_id", "").partition(".")[0]
         result.client_randomized = rng.random() < 0.5
         answers = {key: rng.choice(("yes", "no")) for key in keys}
         fields = {**hidden, **answers}

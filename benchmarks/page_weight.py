@@ -26,10 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` and ``survey_app`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from survey_app import create_app  # noqa: E402
 from survey_app.db import get_db  # noqa: E402
@@ -155,7 +156,9 @@ def _weigh(client: Any, path: str) -> dict[str, Any]:
     if response.status_code != 200:
         raise RuntimeError(f"GET {path}: {response.status_code}")
     html = response.get_data()
-    items = [{"url": path, "kind": "html", "bytes": len(html), "gzip": len(gzip.compress(html))}]
+    items: list[dict[str, Any]] = [
+        {"url": path, "kind": "html", "bytes": len(html), "gzip": len(gzip.compress(html))}
+    ]
     for url in dict.fromkeys(ASSET.findall(html.decode())):  # each once, in page order
         asset = client.get(url)
         body = asset.get_data()

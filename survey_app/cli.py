@@ -7,6 +7,7 @@ The commands are registered on ``app.cli``, so ``flask --app survey_app`` offers
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,7 +21,7 @@ from werkzeug.serving import run_simple
 from . import __version__
 from .accounts import AccountError, create_researcher, find_researcher
 from .audit import audit_command
-from .db import backup_database, get_db, migrate
+from .db import backup_database, create_owner_only_file, get_db, migrate
 from .definitions import SurveyDefinitionError, load_definition
 from .estimates import survey_estimates
 from .exports import aggregate_csv, codebook, responses_csv
@@ -51,6 +52,22 @@ def _survey_or_fail(slug: str) -> Survey:
 def _write_lines(lines: Iterable[str], output: TextIO) -> None:
     for line in lines:
         output.write(line)
+
+
+def _open_owner_only(path: str, *, new: bool) -> TextIO:
+    """A text file for writing, created readable by its owner only (0600).
+
+    ``new``: refuse a file that already exists (links and backups are never overwritten).
+    Errors are the command's: a clear message and exit status 1.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if new else os.O_TRUNC)
+    try:
+        descriptor = os.open(path, flags, 0o600)
+    except FileExistsError as err:
+        raise click.ClickException(f"{path} exists; choose a new file name") from err
+    except OSError as err:
+        raise click.ClickException(f"cannot write {path}: {err.strerror}") from err
+    return os.fdopen(descriptor, "w", newline="", encoding="utf-8")
 
 
 @click.command("init-db")
@@ -126,16 +143,17 @@ def invite_command(slug: str, count: int, output: str | None) -> None:
             f"{slug} is open to anyone with its address; invitations need `access: invitation`"
         )
     base = current_app.config["BASE_URL"].rstrip("/")
-    links = (
-        f"{base}/s/{slug}?invitation={token}\n"
-        for token in create_invitations(get_db(), survey, count)
-    )
-    if output is None:
-        _write_lines(links, sys.stdout)
-        return
-    with open(output, "x", encoding="utf-8") as handle:
-        _write_lines(links, handle)
-    click.echo(f"Wrote {count} links to {output}", err=True)
+    # The file is created before any invitation is: a file that cannot be written must
+    # not leave the database holding invitations whose links nobody has.
+    handle = sys.stdout if output is None else _open_owner_only(output, new=True)
+    try:
+        tokens = create_invitations(get_db(), survey, count)
+        _write_lines((f"{base}/s/{slug}?invitation={token}\n" for token in tokens), handle)
+    finally:
+        if output is not None:
+            handle.close()
+    if output is not None:
+        click.echo(f"Wrote {count} links to {output}", err=True)
 
 
 @click.command("backup")
@@ -143,8 +161,13 @@ def invite_command(slug: str, count: int, output: str | None) -> None:
 @with_appcontext
 def backup_command(file: str) -> None:
     """Copy the database to FILE with SQLite's online backup; safe while serving."""
-    if Path(file).exists():
-        raise click.ClickException(f"{file} exists; choose a new file name")
+    # Created here, readable by its owner only: a backup holds password hashes.
+    try:
+        create_owner_only_file(file)
+    except FileExistsError as err:
+        raise click.ClickException(f"{file} exists; choose a new file name") from err
+    except OSError as err:
+        raise click.ClickException(f"cannot write {file}: {err.strerror}") from err
     with click.progressbar(length=100, label="Backing up", file=sys.stderr) as bar:
         pages = backup_database(current_app.config["DATABASE"], file, bar.update)
     click.echo(f"Backed up {pages} pages to {file}; integrity check ok.")
@@ -187,12 +210,13 @@ def export_command(
     if output is None:
         _write_lines(lines, sys.stdout)
         return
-    with open(output, "w", newline="", encoding="utf-8") as handle:
+    with _open_owner_only(output, new=False) as handle:
         _write_lines(lines, handle)
     kind = "responses" if responses else "aggregate"
     book_path = Path(output).with_suffix(".codebook.json")
     book = codebook(survey, kind, confidence, method, __version__)
-    book_path.write_text(json.dumps(book, indent=2) + "\n", encoding="utf-8")
+    with _open_owner_only(str(book_path), new=False) as handle:
+        handle.write(json.dumps(book, indent=2) + "\n")
     click.echo(f"Wrote {output} and {book_path}", err=True)
 
 

@@ -67,12 +67,22 @@ DISPLAY = (
 )
 # Spreadsheets run a cell that starts with one of these as a formula (CSV injection).
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# Spreadsheets set to a locale whose decimal mark is a comma (German, French, ...) split a
+# CSV line at ";" as well as at ",", and Python's csv module quotes a cell for "," but
+# not for ";": opened there, "a;=cmd|..." becomes two cells, the second a formula. So
+# each piece after a ";" is guarded as if it began a cell (OWASP's CSV injection advice:
+# mind the separators, not only a cell's first character).
+LOCALE_SEPARATOR = ";"
 CHUNK_CHARACTERS = 64 * 1024
 
 
 def neutralize(text: str) -> str:
-    """Survey text as a spreadsheet shows it, never runs it: a leading ' stops formulas."""
-    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
+    """Survey text as a spreadsheet shows it, never runs it: a leading ' stops formulas,
+    at the start of the cell and after every ";" (a cell's start in some locales)."""
+    return LOCALE_SEPARATOR.join(
+        "'" + piece if piece.startswith(FORMULA_PREFIXES) else piece
+        for piece in text.split(LOCALE_SEPARATOR)
+    )
 
 
 def _decimal(value: float | None) -> str:
