@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-from flask import Flask, render_template
+from flask import Flask, Response, render_template, request
 from flask.globals import request_ctx
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
@@ -44,12 +45,19 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.config["DATABASE"] = str(Path(app.instance_path) / "survey.db")
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
+    # A respondent may take a while over a survey; the token still dies with the session.
+    csrf_time_limit = 24 * 3600
     app.config.update(
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        PERMANENT_SESSION_LIFETIME=datetime.timedelta(days=365),
-        # A respondent may take a while over a survey; the token still dies with the session.
-        WTF_CSRF_TIME_LIMIT=24 * 3600,
+        # The Flask session carries CSRF tokens and a researcher's session token, never a
+        # respondent's "answered" record (a cookie of its own, see answered.py), and is a
+        # browser-session cookie. Its signature is refused past the longer of the two
+        # lifetimes; the login itself is checked against the database (accounts.py).
+        PERMANENT_SESSION_LIFETIME=datetime.timedelta(
+            seconds=max(csrf_time_limit, int(app.config["SESSION_MAX_HOURS"]) * 3600)
+        ),
+        WTF_CSRF_TIME_LIMIT=csrf_time_limit,
     )
 
     db.init_app(app)
@@ -68,6 +76,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(auth_bp)
     app.register_blueprint(research_bp)
     app.after_request(add_security_headers)
+    app.after_request(_relative_redirect)
     app.register_error_handler(HTTPException, _render_http_error)
     register_commands(app)
     app.jinja_env.globals["app_version"] = __version__
@@ -78,6 +87,22 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         survey_ledger=survey_ledger, odds_text=odds_text, describe_report=describe_report
     )
     return app
+
+
+def _relative_redirect(response: Response) -> Response:
+    """Never send the request's Host header back in a redirect.
+
+    Werkzeug's own redirects (``/research`` to ``/research/``) are absolute URLs built
+    from the Host header, so a forged Host would come back as a link to another site
+    (cache poisoning, phishing). A redirect to this request's own host drops the host.
+    ``SURVEY_APP_TRUSTED_HOSTS`` refuses foreign Host headers outright (400).
+    """
+    location = response.headers.get("Location")
+    if location and response.status_code in range(300, 400):
+        parts = urlsplit(location)
+        if parts.netloc and parts.netloc == request.host:
+            response.headers["Location"] = urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    return response
 
 
 def _render_http_error(error: HTTPException) -> tuple[str, int]:

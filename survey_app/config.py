@@ -7,6 +7,7 @@ then the mapping passed to ``create_app`` (tests use that).
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,6 +24,23 @@ def _parse_switch(text: str) -> bool:
     if value in {"off", "false", "0", "no"}:
         return False
     raise ValueError(f"expected on or off, got {text!r}")
+
+
+def _parse_host_list(text: str) -> list[str] | None:
+    hosts = [host.strip() for host in text.split(",") if host.strip()]
+    return hosts or None
+
+
+# OWASP Password Storage Cheat Sheet: scrypt with N = 2^17, r = 8, p = 1 (128 MiB, about
+# 0.4 s per hash here). Werkzeug's own default is N = 2^15.
+DEFAULT_PASSWORD_HASH_METHOD = "scrypt:131072:8:1"  # noqa: S105 (a method, not a password)
+PASSWORD_HASH_PATTERN = re.compile(r"scrypt:\d+:\d+:\d+|pbkdf2:\w+:\d+")
+
+
+def _parse_hash_method(text: str) -> str:
+    if not PASSWORD_HASH_PATTERN.fullmatch(text.strip()):
+        raise ValueError(f"expected scrypt:N:r:p or pbkdf2:HASH:ITERATIONS, got {text!r}")
+    return text.strip()
 
 
 @dataclass(frozen=True)
@@ -43,13 +61,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "DATABASE",
         None,
-        "Path of the SQLite database file. Default: `instance/survey.db`.",
+        "Path of the SQLite database file. Default: `survey.db` in the instance folder "
+        "(`instance/` in a clone installed with `pip install -e .`, "
+        "`<venv>/var/survey_app-instance/` when installed with `pip install .`).",
     ),
     Setting(
         "SECRET_KEY",
         None,
-        "Signs session cookies and CSRF tokens. Default: generated once and kept in "
-        "`instance/secret_key`; set it when several machines serve the same database.",
+        "Signs session cookies, CSRF and form tokens. Default: generated once and kept in "
+        "the instance folder's `secret_key` (see DATABASE); set it when several machines "
+        "serve the same database.",
     ),
     Setting(
         "MAX_CONTENT_LENGTH",
@@ -96,6 +117,39 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "Send the session cookie over HTTPS only (`on` behind HTTPS, as in production).",
         _parse_switch,
+    ),
+    Setting(
+        "FORM_MAX_AGE_HOURS",
+        24,
+        "How long a survey form can be sent after it was shown, in hours; each form stores "
+        "one response, and an expired one is shown again, empty, to answer anew.",
+        int,
+    ),
+    Setting(
+        "SESSION_IDLE_MINUTES",
+        30,
+        "A researcher's login ends after this many minutes without a request.",
+        int,
+    ),
+    Setting(
+        "SESSION_MAX_HOURS",
+        8,
+        "A researcher's login ends this many hours after logging in, however active.",
+        int,
+    ),
+    Setting(
+        "TRUSTED_HOSTS",
+        None,
+        "Comma-separated host names the app answers to (`.example.org` also matches its "
+        "subdomains); a request for any other Host gets 400. Default: any host.",
+        _parse_host_list,
+    ),
+    Setting(
+        "PASSWORD_HASH_METHOD",
+        DEFAULT_PASSWORD_HASH_METHOD,
+        "How new passwords are hashed, in Werkzeug's notation (scrypt:N:r:p or "
+        "pbkdf2:HASH:ITERATIONS); older hashes are re-hashed at the next login.",
+        _parse_hash_method,
     ),
 )
 

@@ -46,3 +46,49 @@ def test_app_without_a_key_uses_the_instance_key(tmp_path: Path, monkeypatch) ->
     monkeypatch.delenv("SURVEY_APP_SECRET_KEY", raising=False)
     app = create_app({"DATABASE": str(tmp_path / "s.db")})
     assert app.config["SECRET_KEY"] == (Path(app.instance_path) / "secret_key").read_text()
+
+
+def test_session_and_host_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SURVEY_APP_TRUSTED_HOSTS", " survey.example.org, .example.net ")
+    monkeypatch.setenv("SURVEY_APP_SESSION_IDLE_MINUTES", "15")
+    monkeypatch.setenv("SURVEY_APP_PASSWORD_HASH_METHOD", "scrypt:65536:8:1")
+    values = load_settings()
+    assert values["TRUSTED_HOSTS"] == ["survey.example.org", ".example.net"]
+    assert values["SESSION_IDLE_MINUTES"] == 15
+    assert values["SESSION_MAX_HOURS"] == 8
+    assert values["PASSWORD_HASH_METHOD"] == "scrypt:65536:8:1"
+    monkeypatch.setenv("SURVEY_APP_PASSWORD_HASH_METHOD", "md5")
+    with pytest.raises(ValueError, match="SURVEY_APP_PASSWORD_HASH_METHOD"):
+        load_settings()
+
+
+def test_a_foreign_host_is_refused_when_hosts_are_set(tmp_path: Path) -> None:
+    app = create_app(
+        {
+            "DATABASE": str(tmp_path / "s.db"),
+            "SECRET_KEY": "k",
+            "TRUSTED_HOSTS": ["survey.example.org"],
+        }
+    )
+    client = app.test_client()
+    assert client.get("/", headers={"Host": "survey.example.org"}).status_code == 200
+    for path in ("/", "/research", "/login"):
+        response = client.get(path, headers={"Host": "evil.example"})
+        assert response.status_code == 400, path
+        assert "evil.example" not in response.get_data(as_text=True)
+        assert "Location" not in response.headers
+
+
+@pytest.mark.parametrize("trusted_hosts", [None, ["evil.example"]])
+def test_redirects_never_name_the_request_host(tmp_path: Path, trusted_hosts) -> None:
+    """Werkzeug's slash redirect (/research to /research/) was built from the Host header:
+    a forged Host came back as a link to another site."""
+    app = create_app(
+        {"DATABASE": str(tmp_path / "s.db"), "SECRET_KEY": "k", "TRUSTED_HOSTS": trusted_hosts}
+    )
+    client = app.test_client()
+    for path in ("/research", "/research/", "/research/surveys/x"):
+        response = client.get(path, headers={"Host": "evil.example"})
+        assert 300 <= response.status_code < 400, path
+        assert response.headers["Location"].startswith("/"), response.headers["Location"]
+        assert "evil.example" not in response.headers["Location"]

@@ -1,0 +1,199 @@
+"""Researcher sessions and the respondent's "answered" record (issue 9, item 3).
+
+A session lives in the database: logging out revokes it wherever its cookie was copied,
+and it ends after an idle time and at an absolute maximum. The login and the record of
+which surveys a browser answered are separate cookies; neither changes the other.
+Passwords: OWASP's scrypt in production, re-hashed when stored otherwise, and a login
+check that costs one hash of the current kind whether or not the username exists.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from http.cookies import SimpleCookie
+from pathlib import Path
+
+import itsdangerous
+import pytest
+import sqlite_utils
+from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
+
+from survey_app import accounts, create_app
+from survey_app.accounts import create_researcher
+from survey_app.db import get_db
+
+from .conftest import PASSWORD, SLUG, Clock, answers, fresh_form, hidden_fields, log_in
+
+IDLE = 30 * 60
+MAXIMUM = 8 * 3600
+
+
+def set_cookies(response: TestResponse) -> dict[str, str]:
+    """Each cookie the response sets, by name: its whole Set-Cookie line."""
+    lines = response.headers.getlist("Set-Cookie")
+    return {line.split("=", 1)[0]: line for line in lines}
+
+
+def log_out(client: FlaskClient) -> None:
+    page = client.get("/logout").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token
+    assert client.post("/logout", data={"csrf_token": token.group(1)}).status_code == 302
+
+
+def answer_survey(client: FlaskClient) -> TestResponse:
+    response = client.post(f"/s/{SLUG}", data={**fresh_form(client), **answers()})
+    assert response.status_code == 200
+    return response
+
+
+def test_logout_revokes_a_copied_cookie(app: Flask, logged_in: FlaskClient) -> None:
+    thief = app.test_client()
+    cookie = logged_in.get_cookie("session")
+    assert cookie is not None
+    thief.set_cookie("session", cookie.value)
+    assert thief.get("/research/").status_code == 200  # a copied cookie works while live
+    log_out(logged_in)
+    assert logged_in.get("/research/").status_code == 302
+    response = thief.get("/research/")
+    assert response.status_code == 302, "logging out must end the session on the server"
+    assert response.headers["Location"].startswith("/login")
+
+
+def test_an_idle_session_ends(clock: Clock, logged_in: FlaskClient) -> None:
+    for _ in range(4):  # activity keeps it alive past the idle time
+        clock.advance(IDLE - 60)
+        assert logged_in.get("/research/").status_code == 200
+    clock.advance(IDLE + 1)
+    assert logged_in.get("/research/").status_code == 302
+
+
+def test_an_active_session_ends_at_its_maximum_age(clock: Clock, logged_in: FlaskClient) -> None:
+    started = clock.now
+    while clock.now - started + 10 * 60 <= MAXIMUM:
+        clock.advance(10 * 60)
+        assert logged_in.get("/research/").status_code == 200
+    clock.advance(MAXIMUM - (clock.now - started) + 1)
+    assert logged_in.get("/research/").status_code == 302
+
+
+def test_session_lengths_are_settings(app: Flask, clock: Clock, researcher: str) -> None:
+    app.config.update(SESSION_IDLE_MINUTES=2, SESSION_MAX_HOURS=1)
+    client = app.test_client()
+    assert log_in(client, researcher).status_code == 302
+    clock.advance(2 * 60 + 1)
+    assert client.get("/research/").status_code == 302
+
+
+def test_the_login_cookie_lasts_as_long_as_the_browser(
+    client: FlaskClient, researcher: str
+) -> None:
+    cookie = set_cookies(log_in(client, researcher))["session"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
+    assert "Expires" not in cookie and "Max-Age" not in cookie
+
+
+def test_answering_a_survey_leaves_the_login_cookie_alone(logged_in: FlaskClient) -> None:
+    cookies = set_cookies(answer_survey(logged_in))
+    session_cookie = cookies.get("session", "")
+    assert "Expires" not in session_cookie, "answering made the login cookie persistent"
+    assert "Max-Age" in cookies["answered"] and "HttpOnly" in cookies["answered"]
+
+
+def test_logging_in_and_out_keeps_the_answered_record(client: FlaskClient, researcher: str) -> None:
+    answer_survey(client)
+    assert log_in(client, researcher).status_code == 302
+    log_out(client)
+    page = client.get(f"/s/{SLUG}").get_data(as_text=True)
+    assert "already answered" in page
+
+
+def test_the_answered_record_holds_which_surveys_only(app: Flask, client: FlaskClient) -> None:
+    answer_survey(client)
+    cookie = client.get_cookie("answered")
+    assert cookie is not None
+    serializer = itsdangerous.URLSafeTimedSerializer("test-secret", salt="answered-surveys")
+    assert serializer.loads(cookie.value) == [SLUG]
+    with client.session_transaction() as session:
+        assert "answered" not in session
+    assert "already answered" in client.get(f"/s/{SLUG}").get_data(as_text=True)
+
+
+def test_a_record_kept_in_the_old_session_cookie_still_counts(
+    app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the record lived in the year-long session cookie: an upgrade must not let
+    a browser that answered long ago answer again."""
+    serializer = app.session_interface.get_signing_serializer(app)  # type: ignore[attr-defined]
+    long_ago = int(time.time()) - 300 * 24 * 3600
+    monkeypatch.setattr(itsdangerous.TimestampSigner, "get_timestamp", lambda self: long_ago)
+    old_cookie = serializer.dumps({"answered": [SLUG], "_permanent": True})
+    monkeypatch.undo()
+    client.set_cookie("session", old_cookie)
+    response = client.get(f"/s/{SLUG}")
+    assert "already answered" in response.get_data(as_text=True)
+    assert "answered" in set_cookies(response)  # moved into its own cookie
+
+
+def test_passwords_are_hashed_at_owasp_parameters(tmp_path: Path) -> None:
+    app = create_app({"DATABASE": str(tmp_path / "s.db"), "SECRET_KEY": "k"})
+    assert app.config["PASSWORD_HASH_METHOD"] == "scrypt:131072:8:1"
+    with app.app_context():
+        create_researcher(get_db(), "grace", PASSWORD)
+    [row] = sqlite_utils.Database(app.config["DATABASE"])["researchers"].rows
+    assert row["password_hash"].startswith("scrypt:131072:8:1$")
+    assert "correct horse" not in row["password_hash"]
+
+
+def test_an_older_hash_is_rehashed_at_the_next_login(
+    app: Flask, client: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    from werkzeug.security import generate_password_hash
+
+    app.config["PASSWORD_HASH_METHOD"] = "scrypt:1024:8:1"  # small, to keep the test fast
+    database.execute(
+        "INSERT INTO researchers (username, password_hash, created_on) VALUES (?, ?, ?)",
+        ["old", generate_password_hash(PASSWORD, "pbkdf2:sha256:1000"), "2024-01-01"],
+    )
+    database.conn.commit()
+    assert log_in(client, "old").status_code == 302
+    [stored] = database.execute("SELECT password_hash FROM researchers").fetchone()
+    assert stored.startswith("scrypt:1024:8:1$")
+    assert log_in(app.test_client(), "old").status_code == 302
+
+
+@pytest.mark.parametrize("username", ["ada", "nobody"])
+def test_a_login_costs_one_hash_of_the_current_kind(
+    client: FlaskClient, researcher: str, monkeypatch: pytest.MonkeyPatch, username: str
+) -> None:
+    """Known and unknown usernames alike: one check against a hash made the current way,
+    so neither timing nor load tells which usernames exist."""
+    checked: list[str] = []
+    real_check = accounts.check_password_hash
+
+    def counting_check(stored: str, password: str) -> bool:
+        checked.append(stored.split("$", 1)[0])
+        return real_check(stored, password)
+
+    monkeypatch.setattr(accounts, "check_password_hash", counting_check)
+    assert log_in(client, username, "wrong password!").status_code == 401
+    assert checked == ["pbkdf2:sha256:1"]
+
+
+def test_cookies_are_secure_when_asked(app: Flask, researcher: str) -> None:
+    app.config["SESSION_COOKIE_SECURE"] = True
+    for name, line in set_cookies(log_in(app.test_client(), researcher)).items():
+        assert "Secure" in line, name
+    respondent = app.test_client()
+    https = "https://localhost"
+    form = hidden_fields(respondent.get(f"/s/{SLUG}", base_url=https).get_data(as_text=True))
+    response = respondent.post(
+        f"/s/{SLUG}", data={**form, **answers()}, base_url=https, headers={"Referer": https + "/"}
+    )
+    assert response.status_code == 200
+    parsed: SimpleCookie = SimpleCookie()
+    parsed.load(set_cookies(response)["answered"])
+    assert parsed["answered"]["secure"]
