@@ -16,6 +16,7 @@ from flask import (
 )
 
 from .. import __version__
+from ..bursts import burst_monitor
 from ..db import get_db, stream_rows
 from ..estimates import QuestionEstimate, survey_estimates
 from ..exports import aggregate_csv, codebook, estimates_json, responses_csv
@@ -103,6 +104,7 @@ def dashboard(slug: str) -> str:
         respondents=respondents,
         plans=plan_survey(survey, half_width, respondents, confidence),
         responses=survey_response_count(get_db(), survey),
+        burst=burst_monitor(current_app).largest_burst(survey.id),
     )
 
 

@@ -3,7 +3,9 @@
 Built as a plain WTForms ``BaseForm`` from the survey rather than a ``FlaskForm`` class:
 question keys are the public field names, and a key such as ``data`` or ``meta`` would
 clash with ``FlaskForm``'s own attributes. CSRF is checked for every POST app-wide by
-Flask-WTF's ``CSRFProtect``.
+Flask-WTF's ``CSRFProtect``; on top of that the form's ``submission_id`` is a form token
+(``form_tokens``): issued by this app for this survey, unexpired, and used up by the
+response stored under it.
 
 The same question takes different values on the two paths. Without JavaScript the form
 carries true answers, checked against the question (an option, a number in range). With
@@ -14,19 +16,26 @@ noise at work).
 
 from __future__ import annotations
 
-import secrets
+from collections.abc import Sequence
 
+from flask import current_app
 from werkzeug.datastructures import MultiDict
 from wtforms import Field, HiddenField, IntegerField, RadioField, StringField
 from wtforms.form import BaseForm
-from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Regexp
+from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Regexp, StopValidation
 
 from ..answers import Report, Value
+from ..form_tokens import (
+    DEFAULT_MAX_AGE_HOURS,
+    FormTokenError,
+    issue_form_token,
+    random_part,
+    submission_id_from,
+)
 from ..invitations import TOKEN_PATTERN
 from ..surveys import Question, Survey
 
 YES_NO = ["yes", "no"]
-SUBMISSION_ID_PATTERN = r"^[A-Za-z0-9_-]{16,64}\Z"
 # Fields the form carries besides the answers; anything else in a POST is refused.
 CONTROL_FIELDS = frozenset(
     {"csrf_token", "submission_id", "randomized", "invitation", "design", "agreed"}
@@ -37,9 +46,37 @@ CONTROL_FIELDS = frozenset(
 LARGEST_REPORT = 10**15
 
 
-def new_submission_id() -> str:
-    """A fresh id for one rendering of the form; stored only with the response itself."""
-    return secrets.token_urlsafe(16)
+def _secret_keys() -> Sequence[str | bytes]:
+    """The keys a form token may be signed with: earlier ones first, the current one last."""
+    return [*(current_app.config.get("SECRET_KEY_FALLBACKS") or []), current_app.secret_key]
+
+
+def new_form_token(survey: Survey) -> str:
+    """The ``submission_id`` for one rendering of the survey's form: a fresh form token."""
+    return issue_form_token(_secret_keys(), survey.slug)
+
+
+def stored_submission_id(form: BaseForm) -> str:
+    """The id a validated form's response is stored under: its token's random part."""
+    return random_part(form["submission_id"].data)
+
+
+class IssuedFormToken:
+    """Validator: the token was issued by this app for this survey and has not expired.
+
+    Its lifetime is ``FORM_MAX_AGE_HOURS`` (the form cannot be sent later); whether it was
+    used already is the response store's UNIQUE submission id.
+    """
+
+    def __init__(self, survey: Survey) -> None:
+        self.slug = survey.slug
+
+    def __call__(self, form: BaseForm, field: Field) -> None:
+        max_age = current_app.config.get("FORM_MAX_AGE_HOURS", DEFAULT_MAX_AGE_HOURS)
+        try:
+            submission_id_from(_secret_keys(), self.slug, field.data, max_age)
+        except FormTokenError as err:
+            raise StopValidation(str(err)) from err
 
 
 def sent_by_browser(formdata: MultiDict[str, str]) -> bool:
@@ -84,12 +121,7 @@ def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = N
     fields += [
         (
             "submission_id",
-            HiddenField(
-                validators=[
-                    InputRequired(message=incomplete),
-                    Regexp(SUBMISSION_ID_PATTERN, message="The form's id is malformed."),
-                ]
-            ),
+            HiddenField(validators=[InputRequired(message=incomplete), IssuedFormToken(survey)]),
         ),
         ("randomized", HiddenField(validators=[Optional(), AnyOf(["client"])])),
         (

@@ -8,22 +8,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, render_template, request, session
+from flask import Blueprint, abort, current_app, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
+from ..answered import has_answered, mark_answered
 from ..answers import randomize_response
+from ..bursts import burst_monitor
 from ..db import get_db
 from ..invitations import InvitationError, invitation_is_open
 from ..limits import limit_submissions
 from ..responses import SubmissionConflictError, find_response, record_response
 from ..surveys import Survey, get_survey, list_public_surveys
-from .forms import answered_values, build_response_form, form_problems, new_submission_id
+from .forms import (
+    answered_values,
+    build_response_form,
+    form_problems,
+    new_form_token,
+    stored_submission_id,
+)
 
 bp = Blueprint("respond", __name__)
 
-ANSWERED_KEY = "answered"  # session key: slugs this browser has answered (never answers)
 
 
 def _survey_or_404(slug: str) -> Survey:
@@ -34,12 +41,11 @@ def _survey_or_404(slug: str) -> Survey:
 
 
 def _answered_here(survey: Survey) -> bool:
-    return survey.slug in session.get(ANSWERED_KEY, [])
+    return has_answered(survey.slug)
 
 
 def _mark_answered(survey: Survey) -> None:
-    session.permanent = True
-    session[ANSWERED_KEY] = [*session.get(ANSWERED_KEY, []), survey.slug]
+    mark_answered(survey.slug)
 
 
 UNAVAILABLE = {
@@ -68,7 +74,7 @@ def _render_form(
     page = render_template(
         "respond/survey.html",
         survey=survey,
-        submission_id=new_submission_id(),
+        submission_id=new_form_token(survey),
         invitation=invitation if survey.by_invitation else None,
         problems=problems or [],
         field_errors=field_errors or {},
@@ -123,7 +129,7 @@ def submit(slug: str) -> tuple[str, int]:
         return _render_form(survey, problems, form.errors, status=400, invitation=invitation)
     reported, randomized_by = _reported_answers(survey, form)
     db = get_db()
-    submission_id = form["submission_id"].data
+    submission_id = stored_submission_id(form)
     try:
         stored = find_response(db, survey, submission_id)
         if stored is None:
@@ -132,6 +138,7 @@ def submit(slug: str) -> tuple[str, int]:
             stored = record_response(
                 db, survey, reported, submission_id, invitation=form["invitation"].data
             )
+            burst_monitor(current_app).record(survey.id)
             if not survey.by_invitation:
                 _mark_answered(survey)
     except SubmissionConflictError as err:
