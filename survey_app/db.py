@@ -7,7 +7,9 @@ the previous version intact and several workers starting at once migrate exactly
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -226,12 +228,48 @@ def _question_types_and_tallies(db: sqlite_utils.Database) -> None:
     )
 
 
+def _researcher_sessions_decaying_failures(db: sqlite_utils.Database) -> None:
+    """Server-side researcher sessions; failed-login counts that decay.
+
+    A session row holds only a hash of the token in the researcher's cookie: logging out
+    deletes the row, so a copied cookie stops working. ``login_failures`` starts over: its
+    counts now forget one failure at a time and are deleted once forgotten (``forget_at``).
+    """
+    db.executescript(
+        """
+        CREATE TABLE researcher_sessions (
+            token_hash TEXT PRIMARY KEY,
+            researcher_id INTEGER NOT NULL REFERENCES researchers(id),
+            started_at REAL NOT NULL,
+            last_seen REAL NOT NULL
+        );
+        DROP TABLE login_failures;
+        CREATE TABLE login_failures (
+            key TEXT PRIMARY KEY,
+            failures REAL NOT NULL,
+            last_failure REAL NOT NULL,
+            forget_at REAL NOT NULL
+        );
+        CREATE INDEX login_failures_forgotten ON login_failures (forget_at);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
     _add_owners_lifecycle_invitations,
     _question_types_and_tallies,
+    _researcher_sessions_decaying_failures,
 )
+
+
+def create_owner_only_file(path: str | Path) -> None:
+    """Create an empty file readable and writable by its owner only (mode 0600).
+
+    Raises ``FileExistsError`` rather than touch a file that is already there.
+    """
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def connect(path: str | Path) -> sqlite_utils.Database:
@@ -239,8 +277,15 @@ def connect(path: str | Path) -> sqlite_utils.Database:
 
     WAL lets readers run while one writer writes; the busy timeout makes concurrent
     writers queue instead of failing with "database is locked".
+
+    A new database file is created readable by its owner only (an empty file is an empty
+    SQLite database), before SQLite sees it: SQLite gives the ``-wal`` and ``-shm`` files
+    the database file's own mode, so all three stay private. An existing file keeps the
+    mode the operator gave it.
     """
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        create_owner_only_file(path)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")

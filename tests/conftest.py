@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -33,6 +37,9 @@ def app(tmp_path: Path) -> Iterator[Flask]:
             "DATABASE": str(tmp_path / "survey.db"),
             "SECRET_KEY": "test-secret",
             "RATE_LIMITS": False,
+            # One PBKDF2 round instead of 0.4 s of scrypt per login; tests/test_sessions.py
+            # checks the production default on its own.
+            "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1",
         }
     )
     with app.app_context():
@@ -138,7 +145,7 @@ def mixed_form(client: FlaskClient) -> dict[str, str]:
     return fresh_form(client, f"{MIXED_SLUG}?agree=yes")
 
 
-def assert_distribution(counts: Counter[object], expected: dict[object, float]) -> None:
+def assert_distribution(counts: Counter[Any], expected: Mapping[Any, float]) -> None:
     """Chi-square goodness of fit; cells expected below 5 draws are pooled with the rest.
 
     A p-value below 1e-6 fails: a false alarm about once in a million runs.
@@ -160,3 +167,113 @@ def assert_distribution(counts: Counter[object], expected: dict[object, float]) 
         assert rest_observed == 0
     p_value = chisquare(observed, np.array(wanted) * sum(observed) / sum(wanted)).pvalue
     assert p_value > 1e-6, (p_value, observed, wanted)
+
+
+# Every research route, for tests that visit them all (the last one is a missing survey).
+RESEARCH_ROUTES = [
+    "/research/",
+    f"/research/surveys/{SLUG}",
+    f"/research/surveys/{SLUG}/plot.svg",
+    f"/research/surveys/{SLUG}/export.csv",
+    f"/research/surveys/{SLUG}/responses.csv",
+    f"/research/surveys/{SLUG}/estimates.json",
+    f"/research/surveys/{SLUG}/codebook.json",
+    "/research/surveys/no-such-survey",
+]
+MAX_BODY = 64 * 1024  # the default SURVEY_APP_MAX_CONTENT_LENGTH
+HUGE = MAX_BODY + 5000  # comfortably over the limit whatever the encoding
+
+
+def hostile(max_examples: int) -> Any:
+    """Hypothesis settings for the property-based tests (tests/test_hostile_*.py).
+
+    Function-scoped fixtures are not reset between examples: each test resets what it
+    needs by hand (``stored.reset_responses()``), so that health check is off.
+    """
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+class StoredState:
+    """The app's database file opened on its own, autocommit, as an auditor would: what
+    many generated requests left behind, for the example survey."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        conn = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def counts(self) -> tuple[int, dict[str, tuple[int, int]]]:
+        """(response rows, {question key: (n, reported_yes)}) for the example survey."""
+        with self.connect() as conn:
+            rows = conn.execute("SELECT count(*) FROM responses").fetchone()[0]
+            counters = dict.fromkeys(KEYS, (0, 0))
+            for key, n, yes in conn.execute(
+                "SELECT q.key, sum(t.value * (t.cell = 'n')), sum(t.value * (t.cell = 'yes')) "
+                "FROM questions q JOIN surveys s ON q.survey_id = s.id "
+                "JOIN tallies t ON t.question_id = q.id WHERE s.slug = ? GROUP BY q.key",
+                [SLUG],
+            ):
+                counters[key] = (n, yes)
+        return rows, counters
+
+    def recounted(self) -> dict[str, tuple[int, int]]:
+        """The counters rebuilt from the stored rows: what they must always equal."""
+        counters = dict.fromkeys(KEYS, (0, 0))
+        with self.connect() as conn:
+            for (stored_answers,) in conn.execute("SELECT answers FROM responses"):
+                for key, value in json.loads(stored_answers).items():
+                    n, yes = counters[key]
+                    counters[key] = (n + 1, yes + value)
+        return counters
+
+    def reset_responses(self) -> None:
+        """Back to no responses, in one transaction (each commit is an fsync: keep them few)."""
+        with self.connect() as conn:
+            if conn.execute("SELECT count(*) FROM responses").fetchone()[0]:
+                conn.executescript(
+                    "BEGIN; DELETE FROM responses; DELETE FROM tallies; "
+                    "UPDATE surveys SET responses = 0; COMMIT;"
+                )
+
+    def table_sizes(self) -> tuple[int, int]:
+        """(surveys, questions)."""
+        with self.connect() as conn:
+            surveys = conn.execute("SELECT count(*) FROM surveys").fetchone()[0]
+            questions = conn.execute("SELECT count(*) FROM questions").fetchone()[0]
+        return surveys, questions
+
+
+@pytest.fixture
+def stored(app: Flask) -> StoredState:
+    return StoredState(app.config["DATABASE"])
+
+
+class Clock:
+    """The accounts module's clock (sessions, login throttling), moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    from survey_app import accounts
+
+    clock = Clock()
+    monkeypatch.setattr(accounts, "current_time", lambda: clock.now)
+    return clock

@@ -13,8 +13,7 @@ from flask.testing import FlaskClient
 from survey_app import create_app
 from survey_app.db import get_db
 
-from .conftest import KEYS, SLUG, submit_client_randomized
-from .test_research import RESEARCH_ROUTES
+from .conftest import KEYS, RESEARCH_ROUTES, SLUG, submit_client_randomized
 
 
 def _connection_in_request(app: Flask) -> sqlite3.Connection:

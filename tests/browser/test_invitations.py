@@ -87,7 +87,8 @@ def stored_answers(server: LiveServer, submission_id: str) -> dict[str, str]:
     conn = sqlite3.connect(server.db_path)
     try:
         (answers,) = conn.execute(
-            "SELECT answers FROM responses WHERE submission_id = ?", [submission_id]
+            "SELECT answers FROM responses WHERE submission_id = ?",
+            [submission_id.split(".")[0]],  # the form token's random part
         ).fetchone()
     finally:
         conn.close()

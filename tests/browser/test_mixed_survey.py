@@ -52,7 +52,8 @@ def stored(server: LiveServer, submission_id: str) -> dict[str, Any]:
     conn = sqlite3.connect(server.db_path)
     try:
         row = conn.execute(
-            "SELECT answers FROM responses WHERE submission_id = ?", [submission_id]
+            "SELECT answers FROM responses WHERE submission_id = ?",
+            [submission_id.split(".")[0]],  # the form token's random part
         ).fetchone()
     finally:
         conn.close()

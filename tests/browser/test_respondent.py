@@ -59,7 +59,7 @@ def stored_rows(server: LiveServer, submission_id: str | None = None) -> list[di
         params: list[str] = [SLUG]
         if submission_id is not None:
             query += " AND responses.submission_id = ?"
-            params.append(submission_id)
+            params.append(submission_id.split(".")[0])  # a form token's random part
         return [dict(row) for row in conn.execute(query + " ORDER BY responses.id", params)]
     finally:
         conn.close()

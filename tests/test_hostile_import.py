@@ -1,0 +1,168 @@
+"""Hostile survey files through ``survey-app import-survey``, property-based: exit 0 or 1,
+never a traceback, and nothing stored on exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from .conftest import (
+    StoredState,
+    hostile,
+)
+
+# --------------------------------------------------------------------------------------
+# Arbitrary survey definition files through `survey-app import-survey`: exit 0 or 1,
+# never a traceback, and nothing stored on exit 1.
+
+# Strings a survey might hold, including the ones that sink storage or rendering:
+# lone surrogates (valid in JSON and YAML escapes, not in UTF-8), NULs, markup, formulas.
+nasty_text = st.one_of(
+    st.text(max_size=30),
+    st.text(st.characters(codec=None, categories=None), max_size=10),
+    st.sampled_from(
+        [
+            "\ud800",
+            "a\udfffb",
+            "\x00",
+            "<script>alert(1)</script>",
+            "=1+1",
+            "yes",
+            "",
+            " ",
+            "\u2028",
+            "\ufeff",
+            "x" * 1001,
+            "campus-health",
+        ]
+    ),
+)
+scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), nasty_text)
+structure = st.recursive(
+    scalar,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(
+            st.one_of(nasty_text, st.sampled_from(["slug", "key", "text"])), children, max_size=4
+        ),
+    ),
+    max_leaves=20,
+)
+
+
+@st.composite
+def near_valid_definition(draw: st.DrawFn) -> dict:
+    """A valid definition with a few of its parts replaced by anything at all."""
+    slug = draw(
+        st.one_of(st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,2}", fullmatch=True), nasty_text)
+    )
+    questions: list[dict[str, Any]] = [
+        {
+            "key": draw(st.sampled_from(["q1", "q2", "a_b", "z9"])) + str(i),
+            "text": draw(nasty_text) or "A question?",
+            "type": "yes_no",
+        }
+        for i in range(draw(st.integers(1, 4)))
+    ]
+    definition: dict[str, Any] = {
+        "slug": slug,
+        "title": draw(nasty_text) or "A title",
+        "description": draw(nasty_text),
+        "questions": questions,
+    }
+    for _ in range(draw(st.integers(0, 2))):
+        target = draw(st.sampled_from(["survey", "question"]))
+        holder = (
+            definition if target == "survey" or not questions else draw(st.sampled_from(questions))
+        )
+        key = draw(st.one_of(st.sampled_from(sorted(holder)), nasty_text))
+        if draw(st.booleans()):
+            holder.pop(key, None)
+        else:
+            holder[key] = draw(structure)
+    return definition
+
+
+def _dump(value: object, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(value, ensure_ascii=True)
+    if fmt == "json-utf8":
+        return json.dumps(value, ensure_ascii=False)
+    return yaml.safe_dump(value, allow_unicode=fmt == "yaml-utf8")
+
+
+definition_file = st.one_of(
+    st.tuples(
+        st.one_of(near_valid_definition(), structure),
+        st.sampled_from(["json", "json-utf8", "yaml", "yaml-utf8"]),
+        st.sampled_from([".json", ".yaml", ".yml", ".txt"]),
+    ),
+    st.tuples(
+        st.one_of(st.text(max_size=200), st.binary(max_size=200)),
+        st.just("raw"),
+        st.sampled_from([".json", ".yaml"]),
+    ),
+)
+
+
+@hostile(max_examples=200)
+@given(spec=definition_file)
+# Regression (found by this property): a string holding a surrogate code point passed
+# validation, then sqlite3 could not encode it as UTF-8 and the command died with a
+# traceback. Now pairs are joined and lone surrogates refused with the field and line.
+# JSON allows a lone "\ud800" escape; and PyYAML decodes each half of an escaped pair
+# separately, so an ordinary emoji written by json.dump (ensure_ascii) into a .yaml file
+# ("\ud83d\ude00") turns into two lone surrogates.
+@example(
+    spec=(
+        {"slug": "lone-surrogate", "title": "T", "questions": [{"key": "q", "text": "\ud800"}]},
+        "json",
+        ".json",
+    )
+)
+@example(
+    spec=(
+        '{"slug": "emoji", "title": "Hi \\ud83d\\ude00", '
+        '"questions": [{"key": "q", "text": "Ok?"}]}',
+        "raw",
+        ".yaml",
+    )
+)
+def test_import_survey_exits_0_or_1_and_stores_all_or_nothing(
+    app: Flask, stored: StoredState, runner: FlaskCliRunner, tmp_path: Path, spec: tuple
+) -> None:
+    value, fmt, suffix = spec
+    path = tmp_path / f"definition{suffix}"
+    if fmt == "raw":
+        if isinstance(value, bytes):
+            path.write_bytes(value)
+        else:
+            path.write_text(value, encoding="utf-8", errors="surrogatepass")
+    else:
+        try:
+            text = _dump(value, fmt)
+        except (UnicodeEncodeError, yaml.YAMLError):
+            return  # the generator cannot write it; nothing to import
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    before = stored.table_sizes()
+    result = runner.invoke(args=["import-survey", str(path)])
+    after = stored.table_sizes()
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"traceback on {path.read_bytes()[:300]!r}: {result.exception!r}"
+    )
+    assert result.exit_code in (0, 1), result.output
+    if result.exit_code == 1:
+        assert after == before, result.output
+        assert "Error" in result.output
+    else:
+        surveys, questions = after
+        assert surveys == before[0] + 1
+        assert questions > before[1]
