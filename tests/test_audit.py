@@ -153,13 +153,14 @@ def test_report_sets_include_the_tails_and_the_likelihood_ratio_sets() -> None:
     # OUE: the reports with the answer's bit 1 and the other's 0 have the top ratio e^ε;
     # as one set they hold a quarter of answer 0's reports, far more than any single one.
     oue = choice_mechanism(5, Fraction(1), "oue")
-    cells = Cells(support=tuple(f"{j:05b}" for j in range(32)))
+    support = tuple(f"{j:05b}" for j in range(32))
+    cells = Cells(support=support)
     first, second = cells.probabilities(oue, 0), cells.probabilities(oue, 4)
     expected = {f"1{middle:03b}0" for middle in range(8)}
     (top,) = [
         s
         for s in report_sets(cells, first, second)
-        if {cells.support[i] for i in np.flatnonzero(s.members)} == expected
+        if {support[i] for i in np.flatnonzero(s.members)} == expected
     ]
     assert top.label.startswith("{ln ratio ≥ 1")
     assert first[top.members].sum() == pytest.approx(0.5 * (1 - oue.p_false))

@@ -347,6 +347,7 @@ def test_simulators_match_probability(mechanism: object) -> None:
     rng = np.random.default_rng(4_242)
     value = 2
     reports = simulate(mechanism, np.full(DRAWS, value), rng)  # type: ignore[arg-type]
+    counts: Counter[object]
     if isinstance(mechanism, OptimizedUnaryEncoding):
         counts = Counter(tuple(int(b) for b in row) for row in reports)
     else:

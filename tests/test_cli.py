@@ -87,6 +87,7 @@ def test_run_on_a_fresh_database_serves_the_example(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     try:
+        assert server.stdout is not None
         printed = [server.stdout.readline() for _ in range(2)]
         assert f"open http://127.0.0.1:{port}/" in printed[1]
         page = _get_when_up(f"http://127.0.0.1:{port}/")

@@ -315,7 +315,15 @@ def test_proportion_needs_a_signal(p_true: float, p_false: float) -> None:
         estimate_proportion(5, 10, p_true, p_false)
 
 
-CHOICE_MECHANISMS = [
+def _choice(
+    counts: list[int], n: int, mechanism: GeneralizedRandomizedResponse | OptimizedUnaryEncoding
+):  # type: ignore[no-untyped-def]
+    choice = estimate_choice(counts, n, mechanism.p_true, mechanism.p_false)
+    assert choice is not None
+    return choice
+
+
+CHOICE_MECHANISMS: list[GeneralizedRandomizedResponse | OptimizedUnaryEncoding] = [
     GeneralizedRandomizedResponse.from_epsilon(5, Fraction(1)),
     OptimizedUnaryEncoding.from_epsilon(5, Fraction(1)),
 ]
@@ -362,13 +370,7 @@ def test_simulated_choice_estimates_are_unbiased(
     n, surveys = 400, 1_000
     counts = simulated_counts(mechanism, SHARES, n, surveys, rng)
     estimates = np.array(
-        [
-            [
-                e.unclipped
-                for e in estimate_choice(row, n, mechanism.p_true, mechanism.p_false).options
-            ]  # type: ignore[union-attr]
-            for row in counts
-        ]
+        [[e.unclipped for e in _choice(row, n, mechanism).options] for row in counts]
     )
     for j, share in enumerate(SHARES):
         mean, se = estimates[:, j].mean(), estimates[:, j].std(ddof=1) / math.sqrt(surveys)

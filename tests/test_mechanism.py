@@ -161,7 +161,7 @@ def test_randomize_draws_its_coins_from_secrets(monkeypatch: pytest.MonkeyPatch)
         return 0
 
     # coins.secrets is the module every coin actually calls through.
-    monkeypatch.setattr(coins.secrets, "randbelow", always_zero)
+    monkeypatch.setattr("survey_app.privacy.coins.secrets.randbelow", always_zero)
     # randbelow -> 0 makes the first coin say "truthful", so the truth comes back.
     assert randomize(False) is False
     assert randomize(True) is True
@@ -170,7 +170,7 @@ def test_randomize_draws_its_coins_from_secrets(monkeypatch: pytest.MonkeyPatch)
 
 def test_forced_coin_also_comes_from_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     # randbelow -> upper - 1 fails every coin: not truthful, then forced "no".
-    monkeypatch.setattr(coins.secrets, "randbelow", lambda upper: upper - 1)
+    monkeypatch.setattr("survey_app.privacy.coins.secrets.randbelow", lambda upper: upper - 1)
     assert randomize(True) is False
 
 
@@ -225,7 +225,7 @@ def test_randomize_answers_flips_fresh_coins_per_key(
 ) -> None:
     # First key: truthful coin heads -> truth. Second key: both coins tails -> "no".
     outcomes = iter([0, 1, 1])
-    monkeypatch.setattr(coins.secrets, "randbelow", lambda upper: next(outcomes))
+    monkeypatch.setattr("survey_app.privacy.coins.secrets.randbelow", lambda upper: next(outcomes))
     assert randomize_answers({"a": True, "b": True}) == {"a": True, "b": False}
 
 
@@ -333,7 +333,7 @@ def test_discrete_laplace_refuses_non_positive_gamma() -> None:
 
 
 def test_secure_source_is_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(coins.secrets, "randbelow", lambda n: n - 1)
+    monkeypatch.setattr("survey_app.privacy.coins.secrets.randbelow", lambda n: n - 1)
     assert SECURE.randbelow(10) == 9
 
 

@@ -215,14 +215,14 @@ def test_intervals_cover_known_truths_at_their_nominal_rate(mixed_app: Flask) ->
             cells = _cells(question, (_as_report(question, r) for r in reports))
             result = question_estimate(question, cells, 0.95, "clopper-pearson")
             if question.type == "number":
-                mean = float(np.mean(values))
+                mean = float(np.mean(np.asarray(values, dtype=float)))
                 hit = result.mean is not None and result.mean.low <= mean <= result.mean.high
                 covered[question.key] = covered.get(question.key, 0) + hit
                 continue
             shares = (
-                [float(np.mean(values))]
+                [float(np.mean(np.asarray(values, dtype=float)))]
                 if question.type == "yes_no"
-                else [float(np.mean(values == j)) for j in range(len(question.options))]
+                else [float(np.mean(np.asarray(values) == j)) for j in range(len(question.options))]
             )
             every = True
             for j, (category, share) in enumerate(zip(result.categories, shares, strict=True)):

@@ -124,7 +124,9 @@ def test_logout_needs_a_post(logged_in: FlaskClient) -> None:
     assert logged_in.get("/logout").status_code == 200
     assert logged_in.get("/research/").status_code == 200  # a GET alone does not log out
     page = logged_in.get("/logout").get_data(as_text=True)
-    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found is not None
+    token = found.group(1)
     assert logged_in.post("/logout", data={"csrf_token": token}).status_code == 302
     assert logged_in.get("/research/").status_code == 302
 

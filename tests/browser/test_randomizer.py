@@ -257,7 +257,7 @@ def test_randomize_returns_the_spec_encodings(randomizer: Any) -> None:
 
     # Values outside the question's range, malformed rationals and unknown mechanisms throw
     # rather than produce a report with no privacy guarantee.
-    bad = [
+    bad: list[tuple[object, object]] = [
         (grr(4, Fraction(1, 2)), 4),
         (grr(4, Fraction(1, 2)), -1),
         (laplace(0, 10, Fraction(1, 2)), 11),
@@ -268,15 +268,15 @@ def test_randomize_returns_the_spec_encodings(randomizer: Any) -> None:
         ({**grr(4, Fraction(1, 2)), "keep_probability": "3/2"}, 1),
         ({"mechanism": "gaussian"}, 1),
     ]
-    for params, value in bad:
+    for bad_params, value in bad:
         threw = randomizer.evaluate(
             """([p, v]) => {
                  try { window.surveyRandomizer.randomize(p, v); return false; }
                  catch (error) { return true; }
                }""",
-            [params, value],
+            [bad_params, value],
         )
-        assert threw, f"randomize({params}, {value!r}) did not throw"
+        assert threw, f"randomize({bad_params}, {value!r}) did not throw"
 
 
 def test_only_crypto_randomness_is_used(page: Any) -> None:
