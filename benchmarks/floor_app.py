@@ -19,7 +19,7 @@ KEYS = ("cheated", "drugs", "skipped_meals")  # the example survey's questions
 FORM = (
     '<form method="post"><input type="hidden" name="csrf_token" value="-">'
     '<input type="hidden" name="submission_id" value="{submission_id}">'
-    + "".join(f'<input type="radio" name="{key}" value="yes">' for key in KEYS)
+    + "".join(f'<input type="radio" name="{key}" value="y">' for key in KEYS)
     + "</form>"
 )
 
@@ -37,6 +37,10 @@ def create_app() -> Flask:
 
     @app.post("/s/<slug>")
     def submit(slug: str) -> str:
-        return "".join(f'<td data-key="{key}">{request.form[key]}</td>' for key in KEYS)
+        shown = {"y": "yes", "n": "no"}
+        return "".join(
+            f'<td data-key="{key}"><span class="shown">{shown.get(request.form[key])}</span></td>'
+            for key in KEYS
+        )
 
     return app

@@ -65,8 +65,12 @@ BAD_LOG_PATTERNS = (
 )
 
 HIDDEN_INPUT = re.compile(r'<input type="hidden" name="(\w+)" value="([^"]*)">')
-RADIO_YES = re.compile(r'<input type="radio" name="(\w+)" value="yes"')
-STORED_ANSWER = re.compile(r'<td data-key="(\w+)">(yes|no)</td>')
+# Yes/no goes on the wire as "y"/"n" (equal lengths: a POST's size shows no answer).
+RADIO_YES = re.compile(r'<input type="radio" name="(\w+)" value="y"')
+# The thank-you page holds both texts per yes/no cell; the stored one has class="shown".
+STORED_ANSWER = re.compile(
+    r'<td data-key="(\w+)">(?:<span hidden=hidden>[^<]*</span>)*<span class="shown">(yes|no)<'
+)
 
 
 # --------------------------------------------------------------------------- the machine
@@ -675,7 +679,7 @@ def respond_once(port: int, slug: str, rng: random.Random, retry: bool) -> Submi
         # the app stores only the random part, as the response's submission id.
         result.submission_id = hidden.get("submission_id", "").partition(".")[0]
         result.client_randomized = rng.random() < 0.5
-        answers = {key: rng.choice(("yes", "no")) for key in keys}
+        answers = {key: rng.choice(("y", "n")) for key in keys}
         fields = {**hidden, **answers}
         if result.client_randomized:
             fields["randomized"] = "client"
@@ -950,7 +954,7 @@ def check_stored(
         for sid, r in acked.items()
         if r.client_randomized
         and sid in answers
-        and answers[sid] != {k: int(v == "yes") for k, v in r.sent.items()}
+        and answers[sid] != {k: int(v == "y") for k, v in r.sent.items()}
     ]
     checks.add(
         "client-randomized answers stored as sent",

@@ -9,7 +9,9 @@
  * data-design JSON are randomized with their parameters, plain questions are sent
  * as entered, skipped ones not at all; the result goes in a new form with the
  * hidden fields and randomized=client. The form the respondent filled in is never
- * submitted, so the true answers never leave the page. Without
+ * submitted, so the true answers never leave the page. Every value it sends has
+ * one length per question whatever the answer (yes/no "y"/"n", options and
+ * numbers zero-padded), so the POST's size tells nothing. Without
  * crypto.getRandomValues (or if the design cannot be used) nothing is
  * intercepted: the form posts as it is and the server randomizes, as without JS.
  */
@@ -124,7 +126,25 @@
 
   window.surveyRandomizer = Object.freeze({ randomize, sample });
 
-  // ---- the form ----
+  // ---- the form: values on the wire, of one length per question ----
+
+  const fromWire = (p, v) =>
+    p.mechanism === "two_coin_randomized_response" ? { y: "yes", n: "no" }[v] : v;
+
+  function pad(number) { // 17 characters: "-" or "0", then 16 digits
+    const x = integer(number, -(10n ** 15n), 10n ** 15n), d = (x < 0n ? -x : x).toString();
+    return x < 0n ? "-" + d.padStart(16, "0") : d.padStart(17, "0");
+  }
+
+  function toWire(p, report) {
+    switch (p.mechanism) {
+      case "two_coin_randomized_response": return report === "yes" ? "y" : "n";
+      case "generalized_randomized_response":
+        return String(report).padStart(String(p.k - 1).length, "0");
+      case "discrete_laplace": return pad(report);
+      default: return String(report); // unary bits, Duchi's bit: fixed width
+    }
+  }
 
   function randomizedForm(form) {
     const design = JSON.parse(form.getAttribute("data-design"));
@@ -151,9 +171,11 @@
       if (Object.prototype.hasOwnProperty.call(design, name)) {
         if (seen.has(name)) throw new Error("two answers for " + name);
         seen.add(name);
-        add(name, String(randomize(design[name], value)));
+        const p = design[name];
+        add(name, toWire(p, randomize(p, fromWire(p, value))));
       } else {
-        add(name, value);
+        const input = form.elements.namedItem(name);
+        add(name, input && input.type === "number" ? pad(value) : value); // plain
       }
     }
     add("randomized", "client");

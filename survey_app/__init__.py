@@ -80,12 +80,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_error_handler(HTTPException, _render_http_error)
     register_commands(app)
     app.jinja_env.globals["app_version"] = __version__
-    from .answers import describe_report
     from .ledger import odds_text, survey_ledger
 
-    app.jinja_env.globals.update(
-        survey_ledger=survey_ledger, odds_text=odds_text, describe_report=describe_report
-    )
+    app.jinja_env.globals.update(survey_ledger=survey_ledger, odds_text=odds_text)
     return app
 
 

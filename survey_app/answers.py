@@ -20,6 +20,15 @@ Stored = int | str | None
 
 UNIT_ENCODING = "optimized_unary_encoding"
 
+# On the wire every answer to a question has the same length, so the size of a POST (which
+# TLS does not hide) says nothing about which answer it carries: yes/no as one character,
+# an option as its index zero-padded to the width of the largest, and the numbers the
+# browser sends as 17 characters (a leading "-" or "0", then 16 digits: every report
+# within ±LARGEST_REPORT fits). Unary bits and Duchi's bit are fixed-width already.
+# Only a number typed with JavaScript off goes as typed (SECURITY.md says what that shows).
+YES, NO = "y", "n"
+NUMBER_WIDTH = 17
+
 
 def randomize_response(
     survey: Survey, values: Mapping[str, Value | None], source: RandomSource = SECURE
@@ -55,18 +64,35 @@ def from_stored(question: Question, stored: Stored) -> Report | None:
     return int(stored)
 
 
-def describe_report(question: Question, report: Report | None) -> str:
-    """A stored report in the respondent's words, for the thank-you page."""
-    if report is None:
-        return "skipped (nothing stored)"
+def option_value(question: Question, index: int) -> str:
+    """An option's value on the wire: its index, zero-padded to the width of the last."""
+    return str(index).zfill(len(str(len(question.options) - 1)))
+
+
+def padded_number(number: int) -> str:
+    """A number as the browser sends it: always ``NUMBER_WIDTH`` characters."""
+    return f"{number:0{NUMBER_WIDTH}d}"
+
+
+def report_alternatives(question: Question, report: Report | None) -> list[tuple[str, bool]]:
+    """Every text the thank-you page could show for this question, each with whether it is
+    the stored one, so that the page is the same size whatever was stored.
+
+    The respondent sees only the stored text; the others are in the page, hidden. A number
+    is one text padded to a fixed width (the padding is whitespace, which HTML does not
+    show). Unary encoding: one entry per option, marked when its bit is 1, and "none".
+    A skip is the template's (it knows whether the question may be skipped).
+    """
     if question.type == "yes_no":
-        return "yes" if report else "no"
-    if isinstance(report, tuple):
-        marked = [option for option, bit in zip(question.options, report, strict=True) if bit]
-        return "marked: " + (", ".join(marked) if marked else "none")
+        return [("yes", report is True), ("no", report is False)]
+    if isinstance(report, tuple) or (report is None and question.mechanism.name == UNIT_ENCODING):
+        bits = report or (0,) * len(question.options)
+        marked = [(option, bool(bit)) for option, bit in zip(question.options, bits, strict=True)]
+        return [*marked, ("none", report is not None and not any(bits))]
     if question.type == "choice":
-        assert isinstance(report, int)
-        return question.options[report]
+        return [(option, report == index) for index, option in enumerate(question.options)]
     if question.mechanism.name == "duchi_binary":
-        return "high" if report else "low"
-    return str(report)
+        return [("high", report == 1), ("low", report == 0)]
+    text = "" if report is None else str(report)
+    return [(text.rjust(NUMBER_WIDTH), report is not None)]
+

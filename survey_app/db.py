@@ -291,7 +291,25 @@ def connect(path: str | Path) -> sqlite_utils.Database:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA foreign_keys = ON")
+    # Deleted and overwritten content is zeroed, not left in free space for a copy of the
+    # file to recover (old row versions are history, and history can link rows).
+    conn.execute("PRAGMA secure_delete = ON")
     return sqlite_utils.Database(conn)
+
+
+def erase_write_ahead_log(db: sqlite_utils.Database) -> bool:
+    """Copy every commit into the database file and empty the WAL; whether it succeeded.
+
+    The WAL keeps each commit's pages in commit order until a checkpoint, so a copy of the
+    live files shows what changed together and in which order; the database file shows
+    only the current state. ``TRUNCATE`` waits (up to the busy timeout) until no reader
+    needs the WAL, then cuts it to zero bytes, so not even overwritten frames remain. (The
+    ``-shm`` index may still name the pages the erased frames touched, until the next
+    write starts the WAL again and clears it.) Fails, returning False, when a reader holds
+    an older snapshot for longer than the busy timeout.
+    """
+    busy, _frames, _copied = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return int(busy) == 0
 
 
 @contextmanager

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from .answers import Report, Stored, from_stored, to_stored
-from .db import write_transaction
-from .invitations import use_invitation
+from .db import erase_write_ahead_log, write_transaction
+from .invitations import release_invitation, use_invitation
 from .surveys import Survey
 from .tallies import add_to_tallies
 
@@ -71,9 +71,15 @@ def record_response(
 
     A submission id already stored returns the earlier response unchanged: a retry must
     not add a second, freshly randomized copy (two copies would weaken the protection).
-    For a survey by invitation the token is used up in the same transaction; an unusable
-    one raises InvitationError and nothing is stored. Plain SQL on purpose: this is the
-    one write on the hot path, and it must stay as short as the lock it holds.
+    Plain SQL on purpose: this is the one write on the hot path, and it must stay as short
+    as the lock it holds.
+
+    For a survey by invitation the token is used up first, in a commit of its own that is
+    checkpointed out of the WAL before the response's commit (``invitations``: a copy of
+    the live files must not show the two together); then the response's commit is
+    checkpointed too, so the WAL holds it only briefly. An unusable token raises
+    InvitationError, a WAL that cannot be emptied InvitationBusyError, and nothing is
+    stored. If storing fails after the token was used, the token is opened again.
     """
     if set(reported) != {q.key for q in survey.questions}:
         raise ValueError("a response must list exactly the survey's questions")
@@ -84,12 +90,36 @@ def record_response(
         reported=dict(reported),
     )
     answers = json.dumps({q.key: to_stored(q, reported[q.key]) for q in survey.questions})
+    if not survey.by_invitation:
+        return _store(db, survey, stored, submission_id, answers)
+    existing = find_response(db, survey, submission_id)
+    if existing is not None:
+        return existing
+    use_invitation(db, survey, invitation)
+    assert invitation is not None  # use_invitation refuses a missing token
+    try:
+        kept = _store(db, survey, stored, submission_id, answers)
+    except BaseException:
+        release_invitation(db, survey, invitation)
+        raise
+    if kept is not stored:  # the same form, sent at once with another link, got there first
+        release_invitation(db, survey, invitation)
+    erase_write_ahead_log(db)  # failing is harmless: the use left the WAL already
+    return kept
+
+
+def _store(
+    db: sqlite_utils.Database,
+    survey: Survey,
+    stored: StoredResponse,
+    submission_id: str,
+    answers: str,
+) -> StoredResponse:
+    """The response's own transaction: the row, the survey's count and the tallies."""
     with write_transaction(db):
         existing = find_response(db, survey, submission_id)
         if existing is not None:
             return existing
-        if survey.by_invitation:
-            use_invitation(db, survey, invitation)
         db.execute(
             "INSERT INTO responses (submission_id, survey_id, answered_on, design, answers) "
             "VALUES (?, ?, ?, ?, ?)",

@@ -80,7 +80,9 @@ def _cell_sums(question: Question) -> list[tuple[str, str]]:
             (str(i), f"sum(substr({{v}}, {i + 1}, 1) = '1')" if unary else f"sum({{v}} = {i})")
             for i in range(len(question.options))
         ]
-    return [("n", "count({v})"), ("sum", "sum({v})"), ("sum_squares", "sum({v} * {v})")]
+    # total(), not sum(): squares of wide-range reports can pass 2^63 summed, where sum()
+    # stops with "integer overflow"; the running tally turns REAL there the same way.
+    return [("n", "count({v})"), ("sum", "sum({v})"), ("sum_squares", "total({v} * {v})")]
 
 
 def _count_answers(
@@ -105,7 +107,8 @@ def _count_answers(
     counts: dict[int, Cells] = {question.id: {} for question in survey.questions}
     for (question, cell, _expr), value in zip(plan, row[1:], strict=True):
         if value:
-            counts[question.id][cell] = int(value)
+            # A float only where total() passed what a 64-bit integer holds.
+            counts[question.id][cell] = int(value) if abs(value) < 2**63 else value
     return int(row[0]), counts
 
 

@@ -80,13 +80,27 @@ def hidden_fields(page: str) -> dict[str, str]:
     return dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', page))
 
 
+def shown_answers(page: str) -> dict[str, str]:
+    """The thank-you page's stored answers as the respondent sees them, by question key.
+
+    Each cell holds every text it could show (so the page's size does not depend on the
+    answers); the shown ones carry ``class="shown"``, the others ``hidden=hidden``.
+    """
+    cells = re.findall(r'<td data-key="(\w+)">(.*?)</td>', page, flags=re.S)
+    return {
+        key: " ".join(text.strip() for text in re.findall(r'class="shown">([^<]+)<', cell))
+        for key, cell in cells
+    }
+
+
 def fresh_form(client: FlaskClient, slug: str = SLUG) -> dict[str, str]:
     response = client.get(f"/s/{slug}")
     assert response.status_code == 200
     return hidden_fields(response.get_data(as_text=True))
 
 
-def answers(value: str = "yes") -> dict[str, str]:
+def answers(value: str = "y") -> dict[str, str]:
+    """Every question of the example survey answered alike, with its wire value ("y"/"n")."""
     return dict.fromkeys(KEYS, value)
 
 

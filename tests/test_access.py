@@ -52,7 +52,7 @@ def test_invitation_link_answers_once(
     assert page.status_code == 200
     fields = hidden_fields(page.get_data(as_text=True))
     assert "invitation" in fields
-    assert submit(browser, "staff-pulse", fields, burnout="yes").status_code == 200
+    assert submit(browser, "staff-pulse", fields, burnout="y").status_code == 200
     # The same link from another browser: refused, nothing stored.
     other = app.test_client()
     assert other.get(invite_only[0]).status_code == 403
@@ -60,7 +60,7 @@ def test_invitation_link_answers_once(
         other,
         "staff-pulse",
         {**fresh_form_for(other, invite_only[1]), "invitation": fields["invitation"]},
-        burnout="no",
+        burnout="n",
     )
     assert replay.status_code == 403
     assert "already been used" in replay.get_data(as_text=True)
@@ -68,7 +68,7 @@ def test_invitation_link_answers_once(
     # A different link still works, from the same browser: the token is the rule here.
     assert (
         submit(
-            browser, "staff-pulse", fresh_form_for(browser, invite_only[1]), burnout="no"
+            browser, "staff-pulse", fresh_form_for(browser, invite_only[1]), burnout="n"
         ).status_code
         == 200
     )
@@ -87,7 +87,7 @@ def test_invitation_survey_refuses_without_a_valid_link(
     assert browser.get("/s/staff-pulse?invitation=" + "A" * 22).status_code == 403
     fields = fresh_form_for(browser, invite_only[0])
     del fields["invitation"]
-    assert submit(browser, "staff-pulse", fields, burnout="yes").status_code == 403
+    assert submit(browser, "staff-pulse", fields, burnout="y").status_code == 403
     assert database["responses"].count == 0
     assert "staff-pulse" not in browser.get("/").get_data(as_text=True)  # not listed
 
@@ -97,7 +97,7 @@ def test_invitations_are_stored_as_hashes_without_a_link_to_responses(
 ) -> None:
     browser = app.test_client()
     fields = fresh_form_for(browser, invite_only[0])
-    submit(browser, "staff-pulse", fields, burnout="yes")
+    submit(browser, "staff-pulse", fields, burnout="y")
     tokens = [link.split("invitation=")[1] for link in invite_only]
     dump = "\n".join(database.conn.iterdump())
     assert not any(token in dump for token in tokens)
@@ -126,7 +126,7 @@ def test_lifecycle_draft_open_closed(
     assert runner.invoke(args=["open", "later"]).exit_code == 0
     fields = fresh_form(browser, "later")
     assert runner.invoke(args=["close", "later"]).exit_code == 0
-    closed = submit(browser, "later", fields, burnout="yes")
+    closed = submit(browser, "later", fields, burnout="y")
     assert closed.status_code == 403
     assert "closed" in closed.get_data(as_text=True)
     assert database["responses"].count == 0

@@ -63,7 +63,7 @@ def test_no_route_leaves_the_kept_connection_on_an_old_snapshot(
     After every page, a change committed elsewhere (the CLI in another process closing the
     survey) must be seen by the very next request on this thread.
     """
-    submit_client_randomized(app, dict.fromkeys(KEYS, "yes"))
+    submit_client_randomized(app, dict.fromkeys(KEYS, "y"))
     for path in ["/", f"/s/{SLUG}", "/healthz", *RESEARCH_ROUTES]:
         logged_in.get(path)
     elsewhere = sqlite3.connect(app.config["DATABASE"])

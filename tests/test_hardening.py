@@ -69,7 +69,7 @@ def _mode(path: Path) -> int:
 def test_every_research_response_forbids_caching(
     app: Flask, logged_in: FlaskClient, path: str
 ) -> None:
-    submit_client_randomized(app, {"cheated": "yes", "drugs": "no", "skipped_meals": "yes"})
+    submit_client_randomized(app, {"cheated": "y", "drugs": "n", "skipped_meals": "y"})
     response = logged_in.get(path)
     response.get_data()
     assert response.status_code in (200, 404)
@@ -232,7 +232,7 @@ def test_exports_hold_no_formula_in_a_semicolon_locale(
         respondent = app.test_client()
         page = respondent.get("/s/semicolons").get_data(as_text=True)
         assert "Ok;=cmd" in page  # the page shows the text as written
-        fields = {**fresh_form(respondent, "semicolons"), "q1": "yes", "q2": option}
+        fields = {**fresh_form(respondent, "semicolons"), "q1": "y", "q2": option}
         response = respondent.post("/s/semicolons", data={**fields, "randomized": "client"})
         assert response.status_code == 200
     exports = [

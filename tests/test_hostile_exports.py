@@ -66,7 +66,7 @@ def _import(runner: FlaskCliRunner, tmp_path: Path, definition: dict) -> str:
 def _respond(app: Flask, slug: str, keys: list[str], times: int = 3) -> None:
     for i in range(times):
         respondent = app.test_client()
-        reported = {key: "yes" if i % 2 else "no" for key in keys}
+        reported = {key: "y" if i % 2 else "n" for key in keys}
         response = respondent.post(
             f"/s/{slug}",
             data={**fresh_form(respondent, slug), **reported, "randomized": "client"},
@@ -173,7 +173,7 @@ def test_survey_text_is_escaped_on_every_page(
     pages["refused"] = respondent.post(f"/s/{slug}", data={"q1": "maybe"})
     pages["thanks"] = respondent.post(
         f"/s/{slug}",
-        data={**fresh_form(respondent, slug), "q1": "yes", "randomized": "client"},
+        data={**fresh_form(respondent, slug), "q1": "y", "randomized": "client"},
     )
     pages["already answered"] = respondent.get(f"/s/{slug}")
     pages["research index"] = logged_in.get("/research/")

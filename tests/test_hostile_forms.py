@@ -45,7 +45,10 @@ junk_text = st.text(max_size=40)
 # Unique markers let the test check that refused values are never echoed into the page.
 marker = st.text("0123456789abcdef", min_size=12, max_size=12).map(lambda s: "zq" + s)
 junk_value = st.one_of(
-    junk_text, marker, st.sampled_from(["yes", "no", "YES", " yes", "yes\n", "client", "", "1"])
+    junk_text,
+    marker,
+    # The old wire values ("yes"/"no") are junk now, as are near misses of "y"/"n".
+    st.sampled_from(["yes", "no", "Y", " y", "y\n", "yn", "client", "", "1"]),
 )
 field_name = st.one_of(
     st.sampled_from([*KEYS, *CONTROL_FIELDS, "csrf_token ", "x_csrf_token", "Cheated", "data"]),
@@ -58,13 +61,13 @@ def answer_plan(draw: st.DrawFn) -> list[tuple[str, object]]:
     """How each question's field is sent: missing, once (valid or junk) or twice."""
     plan: list[tuple[str, object]] = []
     for key in KEYS:
-        how = draw(st.sampled_from(["yes", "no", "yes", "no", "missing", "junk", "twice"]))
-        if how in ("yes", "no"):
+        how = draw(st.sampled_from(["y", "n", "y", "n", "missing", "junk", "twice"]))
+        if how in ("y", "n"):
             plan.append((key, how))
         elif how == "junk":
             plan.append((key, draw(junk_value)))
         elif how == "twice":
-            plan += [(key, draw(st.sampled_from(["yes", "no"]))), (key, draw(junk_value))]
+            plan += [(key, draw(st.sampled_from(["y", "n"]))), (key, draw(junk_value))]
     return plan
 
 
@@ -203,7 +206,7 @@ def _expected(
         return 400, False
     if any(len(form.getlist(name)) > 1 for name in form):
         return 400, False
-    if any(form.get(key) not in ("yes", "no") for key in KEYS):
+    if any(form.get(key) not in ("y", "n") for key in KEYS):  # the wire values
         return 400, False
     sid = form.get("submission_id")
     if sid not in issued:
@@ -290,7 +293,7 @@ def test_submission_id_with_a_trailing_newline_is_refused(
         data={
             **fields,
             "submission_id": fields["submission_id"] + "\n",
-            **dict.fromkeys(KEYS, "yes"),
+            **dict.fromkeys(KEYS, "y"),
         },
     )
     assert response.status_code == 400
@@ -301,7 +304,7 @@ def test_field_names_are_escaped_in_the_refusal(client: FlaskClient) -> None:
     """form_problems() quotes the unexpected field's name back: it must arrive as text."""
     name = "<script>alert(1)</script>"
     response = client.post(
-        f"/s/{SLUG}", data={**fresh_form(client), **dict.fromkeys(KEYS, "yes"), name: "x"}
+        f"/s/{SLUG}", data={**fresh_form(client), **dict.fromkeys(KEYS, "y"), name: "x"}
     )
     page = response.get_data(as_text=True)
     assert response.status_code == 400

@@ -23,11 +23,11 @@ from .conftest import MIXED_SLUG, mixed_form
 REPORTS = [
     {
         "year": str(i % 4),
-        "cheated": "yes" if i < 5 else "no",
-        "skipped_meals": "no",
+        "cheated": "y" if i < 5 else "n",
+        "skipped_meals": "n",
         "substance": str(i % 5),
         "drinks": "1" if i < 6 else "0",
-        **({"stress": "yes"} if i % 2 else {}),
+        **({"stress": "y"} if i % 2 else {}),
         "randomized": "client",
     }
     for i in range(8)

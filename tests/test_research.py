@@ -19,7 +19,7 @@ from .conftest import KEYS, RESEARCH_ROUTES, SLUG, log_in, submit_client_randomi
 
 # Ten respondents whose browsers reported: cheated 6 yes, drugs 2 yes, skipped_meals 10 yes.
 REPORTS = [
-    {"cheated": "yes" if i < 6 else "no", "drugs": "yes" if i < 2 else "no", "skipped_meals": "yes"}
+    {"cheated": "y" if i < 6 else "n", "drugs": "y" if i < 2 else "n", "skipped_meals": "y"}
     for i in range(10)
 ]
 
@@ -214,7 +214,7 @@ def test_plot_is_svg_and_changes_with_new_responses(
     first = logged_in.get(f"/research/surveys/{SLUG}/plot.svg")
     assert first.mimetype == "image/svg+xml" and b"<svg" in first.data
     assert logged_in.get(f"/research/surveys/{SLUG}/plot.svg").data == first.data  # cached
-    submit_client_randomized(answered, dict.fromkeys(KEYS, "no"))
+    submit_client_randomized(answered, dict.fromkeys(KEYS, "n"))
     assert logged_in.get(f"/research/surveys/{SLUG}/plot.svg").data != first.data
 
 

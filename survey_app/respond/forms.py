@@ -12,10 +12,15 @@ carries true answers, checked against the question (an option, a number in range
 ``randomized=client`` it carries the browser's reports: a unary-encoding report is a
 string of bits, and a discrete-Laplace report may lie outside [min, max] (that is the
 noise at work).
+
+Every answer to a question has one length on the wire (``answers.YES``/``NO``,
+``option_value``, ``padded_number``), so a POST's size does not tell its answers apart.
+The browser's numbers must come padded; a number typed with JavaScript off cannot be.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from flask import current_app
@@ -24,7 +29,7 @@ from wtforms import Field, HiddenField, IntegerField, RadioField, StringField
 from wtforms.form import BaseForm
 from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Regexp, StopValidation
 
-from ..answers import Report, Value
+from ..answers import NO, NUMBER_WIDTH, YES, Report, Value, option_value
 from ..form_tokens import (
     DEFAULT_MAX_AGE_HOURS,
     FormTokenError,
@@ -35,15 +40,17 @@ from ..form_tokens import (
 from ..invitations import TOKEN_PATTERN
 from ..surveys import Question, Survey
 
-YES_NO = ["yes", "no"]
+YES_NO = [YES, NO]
 # Fields the form carries besides the answers; anything else in a POST is refused.
 CONTROL_FIELDS = frozenset(
     {"csrf_token", "submission_id", "randomized", "invitation", "design", "agreed"}
 )
 # A discrete-Laplace report is the answer plus two-sided geometric noise: unbounded in
-# principle, but beyond this it is a forged value, not noise (and past 2^53 the browser
-# could not even hold it exactly).
-LARGEST_REPORT = 10**15
+# principle, but beyond this it is a forged value, not noise. The widest question (bounds
+# up to 10^9, a range up to 10^6) at the smallest ε (0.01) has a noise scale of 10^8, so a
+# genuine report lies past 3·10^9 with probability below e^-20; and the square of anything
+# larger would not fit the 64-bit integer a tally cell holds.
+LARGEST_REPORT = 3 * 10**9
 
 
 def _secret_keys() -> Sequence[str | bytes]:
@@ -84,6 +91,17 @@ def sent_by_browser(formdata: MultiDict[str, str]) -> bool:
     return formdata.get("randomized") == "client"
 
 
+class FixedWidthNumber:
+    """Validator: the browser sent the number padded to ``NUMBER_WIDTH`` characters."""
+
+    pattern = re.compile(rf"(?=.{{{NUMBER_WIDTH}}}\Z)-?[0-9]+")
+
+    def __call__(self, form: BaseForm, field: Field) -> None:
+        raw = field.raw_data[0] if field.raw_data else ""
+        if raw and not self.pattern.fullmatch(raw):
+            raise StopValidation("The randomized answer is malformed.")
+
+
 def _presence(question: Question) -> list[object]:
     if question.required:
         return [InputRequired(message="Please answer this question.")]
@@ -93,7 +111,7 @@ def _presence(question: Question) -> list[object]:
 def _answer_field(question: Question, reports: bool) -> Field:
     """The field for one question: true answers, or the browser's reports."""
     presence = _presence(question)
-    indexes = [str(index) for index in range(len(question.options))]
+    indexes = [option_value(question, index) for index in range(len(question.options))]
     mechanism = question.mechanism.name
     if question.type == "yes_no":
         return RadioField(question.text, choices=YES_NO, validators=presence)
@@ -109,7 +127,8 @@ def _answer_field(question: Question, reports: bool) -> Field:
         assert question.min is not None and question.max is not None
         low, high = question.min, question.max
     in_range = NumberRange(low, high, message=f"Please give a whole number from {low} to {high}.")
-    return IntegerField(question.text, validators=[*presence, in_range])
+    padded = [FixedWidthNumber()] if reports and mechanism != "duchi_binary" else []
+    return IntegerField(question.text, validators=[*presence, *padded, in_range])
 
 
 def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = None) -> BaseForm:
@@ -173,7 +192,7 @@ def _typed(question: Question, data: object, reports: bool) -> Value | Report | 
     if data is None or data == "":
         return None  # skipped: stored as missing, never randomized into an answer
     if question.type == "yes_no":
-        return data == "yes"
+        return data == YES
     if reports and question.mechanism.name == "optimized_unary_encoding":
         return tuple(int(bit) for bit in str(data))
     return int(str(data))

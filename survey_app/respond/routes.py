@@ -14,10 +14,10 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
 from ..answered import has_answered, mark_answered
-from ..answers import randomize_response
+from ..answers import option_value, randomize_response, report_alternatives
 from ..bursts import burst_monitor
 from ..db import get_db
-from ..invitations import InvitationError, invitation_is_open
+from ..invitations import InvitationBusyError, InvitationError, invitation_is_open
 from ..limits import limit_submissions
 from ..responses import SubmissionConflictError, find_response, record_response
 from ..surveys import Survey, get_survey, list_public_surveys
@@ -30,7 +30,9 @@ from .forms import (
 )
 
 bp = Blueprint("respond", __name__)
-
+# The wire values of a choice's options and the thank-you page's cells: equal lengths.
+bp.add_app_template_global(option_value)
+bp.add_app_template_global(report_alternatives)
 
 
 def _survey_or_404(slug: str) -> Survey:
@@ -145,6 +147,10 @@ def submit(slug: str) -> tuple[str, int]:
         return _render_form(survey, [str(err)], status=400)
     except InvitationError:
         return _unavailable("invitation")
+    except InvitationBusyError:
+        busy = "The survey was too busy to store your answers safely; nothing was stored. "
+        busy += "Your link still works: please answer again in a moment."
+        return _render_form(survey, [busy], status=503, invitation=form["invitation"].data)
     page = render_template(
         "respond/thanks.html", survey=survey, stored=stored, randomized_by=randomized_by
     )

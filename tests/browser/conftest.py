@@ -315,9 +315,15 @@ def coin_stub(*sequence: int) -> str:
     """
 
 
+# Yes/no on the wire: one character each, so a POST's size shows no answer.
+WIRE = {"yes": "y", "no": "n"}
+WORDS = {wire: word for word, wire in WIRE.items()}
+
+
 def answer(page: Any, answers: dict[str, str]) -> None:
+    """Check each answer's radio button: "yes"/"no" in words, options by their value."""
     for key, value in answers.items():
-        page.check(f'input[name="{key}"][value="{value}"]')
+        page.check(f'input[name="{key}"][value="{WIRE.get(value, value)}"]')
 
 
 def submit(page: Any) -> Any:

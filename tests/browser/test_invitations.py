@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import LiveServer, answer, coin_stub, one_post, submit, watch
+from .conftest import WORDS, LiveServer, answer, coin_stub, one_post, submit, watch
 
 SLUG = "staff-wellbeing"
 TITLE = "Staff wellbeing survey"
@@ -136,7 +136,7 @@ def test_a_link_answers_once_with_javascript(
     assert set(fields) == CONTROL_FIELDS | {"randomized", *KEYS}
     assert fields["invitation"] == token_of(link)
     assert fields["randomized"] == "client"
-    sent = {key: fields[key] for key in KEYS}
+    sent = {key: WORDS[fields[key]] for key in KEYS}  # "y"/"n" on the wire
     assert sent == dict.fromkeys(KEYS, "no"), "the coins said no, the page sent the truth"
     assert stored_answers(live_server, fields["submission_id"]) == sent
     assert log.console_errors == [] and log.page_errors == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -344,20 +345,20 @@ def survey_html(design: Mapping[str, Any] | None) -> str:
 <html><head><meta charset="utf-8"><script src="/randomize.js" defer></script></head>
 <body><p class="js-only" hidden>Your browser flips the coins.</p>
 <form method="post" action="/s/test" data-randomize="survey"{design_attribute}>{hidden}
-{radios("cheated", ["yes", "no"])}
+{radios("cheated", ["y", "n"])}
 {radios("drug", ["0", "1"])}
 {radios("colour", ["0", "1", "2", "3"])}
 <input type="number" name="drinks" min="0" max="30" step="1" required>
 <input type="number" name="income" min="0" max="100" step="1" required>
 {radios("year", ["0", "1", "2"])}
 <input type="number" name="age" min="16" max="99" step="1" required>
-{radios("skipped", ["yes", "no"], required=False)}
+{radios("skipped", ["y", "n"], required=False)}
 <input type="number" name="height" min="100" max="250" step="1">
 <button type="submit">Randomize and send my answers</button>
 </form></body></html>"""
 
 
-TRUE_ANSWERS = {"cheated": "no", "drug": "0", "colour": "2", "year": "1"}
+TRUE_ANSWERS = {"cheated": "n", "drug": "0", "colour": "2", "year": "1"}
 TRUE_NUMBERS = {"drinks": "12", "income": "100", "age": "33"}
 
 
@@ -410,13 +411,15 @@ def test_the_form_sends_only_reports_and_plain_answers(survey_page: Any) -> None
     assert {name: fields[name] for name in HIDDEN} == HIDDEN
     assert fields["randomized"] == "client"
     # Sensitive questions: the design's reports, never the truth.
-    assert fields["cheated"] == "yes"
+    # Every value at one length per question whatever the answer: yes/no as "y"/"n",
+    # numbers (reports and plain) as 17 characters, "-" or "0" then 16 digits.
+    assert fields["cheated"] == "y"
     assert fields["drug"] == "1"
     assert fields["colour"] == "1101"
     assert fields["income"] == "1"
-    assert fields["drinks"].lstrip("-").isdigit()
-    # Plain questions as entered; skipped optional ones (sensitive or plain) not at all.
-    assert fields["year"] == "1" and fields["age"] == "33"
+    assert re.fullmatch(r"-[0-9]{16}|[0-9]{17}", fields["drinks"]), fields["drinks"]
+    # Plain questions as entered (numbers padded); skipped optional ones not at all.
+    assert fields["year"] == "1" and fields["age"] == "00000000000000033"
     assert "skipped" not in fields and "height" not in fields
     assert not log.page_errors and not log.console_errors
 

@@ -95,13 +95,13 @@ def respondents() -> list[dict[str, str]]:
     the questions do not all say yes to the same people (3, 7, 11 are prime to 40)."""
     answers = [
         {
-            key: "yes" if (i * step) % RESPONSES < REPORTED_YES[key] else "no"
+            key: "y" if (i * step) % RESPONSES < REPORTED_YES[key] else "n"  # on the wire
             for key, step in zip(KEYS, (3, 7, 11), strict=True)
         }
         for i in range(RESPONSES)
     ]
     for key, yes in REPORTED_YES.items():
-        assert sum(a[key] == "yes" for a in answers) == yes
+        assert sum(a[key] == "y" for a in answers) == yes
     return answers
 
 

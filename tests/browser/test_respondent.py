@@ -23,6 +23,7 @@ from playwright.sync_api import expect
 from .conftest import (
     KEYS,
     SLUG,
+    WORDS,
     LiveServer,
     answer,
     coin_stub,
@@ -44,7 +45,9 @@ def open_survey(page: Any, server: LiveServer) -> None:
 
 
 def answers_in(fields: dict[str, str]) -> dict[str, str]:
-    return {key: fields[key] for key in KEYS}
+    """The yes/no answers a POST carries, in words; on the wire each is "y" or "n"."""
+    assert {fields[key] for key in KEYS} <= set(WORDS), fields
+    return {key: WORDS[fields[key]] for key in KEYS}
 
 
 def stored_rows(server: LiveServer, submission_id: str | None = None) -> list[dict[str, Any]]:
@@ -146,6 +149,7 @@ def test_true_answers_never_leave_the_page_when_the_coins_randomize(
         for text in (query, body):
             values = [value for _, value in parse_qsl(text, keep_blank_values=True)]
             assert "yes" not in values, f"{method} {url} carries a true answer"
+            assert "y" not in values, f"{method} {url} carries a true answer (on the wire)"
     # The respondent's own form is never submitted: one POST, the randomized one.
     assert len(log.posts()) == 1
 

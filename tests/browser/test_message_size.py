@@ -1,0 +1,72 @@
+"""The sizes a network observer sees, from a real browser against gunicorn.
+
+tests/test_message_size.py checks the server's side with every possible answer; here
+Chromium answers a survey of every question type in very different ways, with real coins,
+and the POST it sends and the thank-you page it gets back keep their lengths: with
+JavaScript every value randomize.js sends is padded to its question's width; without it
+yes/no and options still are (a typed number cannot be, so it stays the same here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .conftest import LiveServer, answer, submit, watch
+
+SLUG = "every-type"
+DEFINITION = f"""\
+slug: {SLUG}
+title: Every question type
+questions:
+  - {{key: yn, text: Yes or no, type: yes_no}}
+  - {{key: many, text: One of twelve, type: choice, mechanism: grr,
+      options: [o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, a much longer eleventh option]}}
+  - {{key: unary, text: Unary, type: choice, options: [x, yy, zzz, w], mechanism: oue}}
+  - {{key: laplace, text: Laplace, type: number, min: -20, max: 500, mechanism: laplace}}
+  - {{key: duchi, text: Duchi, type: number, min: 0, max: 50, mechanism: duchi}}
+  - {{key: plain, text: Plain number, type: number, min: 0, max: 1000, sensitive: false}}
+"""
+# Three respondents as different as they can be: answers, and the number of digits typed.
+RESPONDENTS = [
+    ({"yn": "yes", "many": "00", "unary": "0"}, {"laplace": "-20", "duchi": "0", "plain": "0"}),
+    ({"yn": "no", "many": "11", "unary": "3"}, {"laplace": "7", "duchi": "50", "plain": "1000"}),
+    ({"yn": "no", "many": "05", "unary": "1"}, {"laplace": "499", "duchi": "7", "plain": "42"}),
+]
+
+
+@pytest.fixture(scope="module")
+def survey(live_server: LiveServer) -> str:
+    definition = live_server.workdir / f"{SLUG}.yaml"
+    definition.write_text(DEFINITION, encoding="utf-8")
+    assert live_server.cli("import-survey", str(definition)).strip() == SLUG
+    return SLUG
+
+
+def sizes(new_context: Any, server: LiveServer, javascript: bool, numbers: bool) -> set[Any]:
+    seen = set()
+    for choices, typed in RESPONDENTS:
+        page = new_context(java_script_enabled=javascript).new_page()
+        log = watch(page)
+        assert page.goto(server.url(f"/s/{SLUG}")).status == 200
+        answer(page, choices)
+        for key, value in (typed if numbers else RESPONDENTS[0][1]).items():
+            page.fill(f'input[name="{key}"]', value)
+        response = submit(page)
+        assert response.status == 200
+        (post,) = log.posts()
+        seen.add((len(post[1]), len(response.body())))
+    return seen
+
+
+def test_with_javascript_request_and_page_sizes_do_not_depend_on_the_answers(
+    new_context: Any, live_server: LiveServer, survey: str
+) -> None:
+    assert len(sizes(new_context, live_server, javascript=True, numbers=True)) == 1
+
+
+def test_without_javascript_choices_do_not_change_the_sizes(
+    new_context: Any, live_server: LiveServer, survey: str
+) -> None:
+    assert len(sizes(new_context, live_server, javascript=False, numbers=False)) == 1

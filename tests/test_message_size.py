@@ -1,0 +1,200 @@
+"""Message sizes must not give answers away: TLS hides the bytes, not how many there are.
+
+A network observer sees the length of each request and response. With JavaScript off the
+POST carries true answers, and the thank-you page shows the stored reports; with it on,
+the browser sends reports. For every question type, each answer a respondent can give
+goes on the wire at one length, and the thank-you page has one length whatever was
+stored. Numbers typed with JavaScript off are the one exception (SECURITY.md): HTML
+cannot pad what the respondent types, so only their responses are checked here.
+
+The requests are the bodies a browser sends from the rendered form: its hidden inputs and
+the radio values the page itself offers, URL-encoded in the page's order. The server's
+coins are fixed (the report is the truth, one-hot bits for unary encoding, Duchi's bit is
+"above the middle"), so different true answers give different stored reports and the
+pages would differ if their size depended on them.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from survey_app.answers import NUMBER_WIDTH, padded_number
+from survey_app.db import get_db
+from survey_app.definitions import parse_definition
+from survey_app.respond import routes
+from survey_app.surveys import Question, Survey, store_survey
+
+from .conftest import hidden_fields
+
+SLUG = "sizes"
+DEFINITION = f"""\
+slug: {SLUG}
+title: Every question type
+questions:
+  - {{key: yn, text: Yes or no, type: yes_no}}
+  - {{key: few, text: One of three, type: choice, options: [a, bb, cccccc], mechanism: grr}}
+  - {{key: many, text: One of twelve, type: choice, mechanism: grr,
+      options: [o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, a much longer eleventh option]}}
+  - {{key: unary, text: Unary, type: choice, options: [x, yy, zzz, w], mechanism: oue}}
+  - {{key: laplace, text: Laplace, type: number, min: -20, max: 500, mechanism: laplace}}
+  - {{key: duchi, text: Duchi, type: number, min: 0, max: 50, mechanism: duchi}}
+  - {{key: plain_choice, text: Plain choice, type: choice, sensitive: false,
+      options: ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11 or more"]}}
+  - {{key: plain_number, text: Plain number, type: number, min: 0, max: 1000, sensitive: false}}
+  - {{key: optional, text: Optional, type: yes_no, required: false}}
+"""
+RADIO = re.compile(r'<input type="radio" name="(\w+)" value="([^"]*)"')
+
+
+@pytest.fixture
+def survey(app: Flask) -> Survey:
+    with app.app_context():
+        return store_survey(get_db(), parse_definition(DEFINITION))
+
+
+def fixed_report(question: Question, value: Any) -> Any:
+    """The coins fixed: a report that differs whenever the true answer does."""
+    if value is None or not question.sensitive:
+        return value
+    mechanism = question.mechanism.name
+    if mechanism == "optimized_unary_encoding":
+        return tuple(int(i == value) for i in range(len(question.options)))
+    if mechanism == "duchi_binary":
+        assert question.min is not None and question.max is not None
+        return int(2 * value > question.min + question.max)
+    return value
+
+
+@pytest.fixture
+def fixed_coins(monkeypatch: pytest.MonkeyPatch) -> None:
+    def randomize(survey: Survey, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {q.key: fixed_report(q, values.get(q.key)) for q in survey.questions}
+
+    monkeypatch.setattr(routes, "randomize_response", randomize)
+
+
+def rendered_form(app: Flask) -> tuple[FlaskClient, str]:
+    client = app.test_client()
+    response = client.get(f"/s/{SLUG}")
+    assert response.status_code == 200
+    return client, response.get_data(as_text=True)
+
+
+def radio_values(page: str) -> dict[str, list[str]]:
+    values: dict[str, list[str]] = {}
+    for name, value in RADIO.findall(page):
+        values.setdefault(name, []).append(value)
+    return values
+
+
+BASELINE = {"laplace": "7", "duchi": "7", "plain_number": "7"}  # one digit each
+
+
+def post(app: Flask, answers: dict[str, str], client_randomized: bool = False) -> tuple[int, int]:
+    """(request body length, response Content-Length) for one respondent's POST."""
+    client, page = rendered_form(app)
+    fields = {**hidden_fields(page), **answers}
+    if client_randomized:
+        fields["randomized"] = "client"
+    body = urllib.parse.urlencode(fields)
+    response = client.post(
+        f"/s/{SLUG}", data=body, content_type="application/x-www-form-urlencoded"
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.content_length == len(response.get_data())
+    return len(body), int(response.content_length)
+
+
+def baseline(page: str) -> dict[str, str]:
+    return {**{name: values[0] for name, values in radio_values(page).items()}, **BASELINE}
+
+
+def test_every_option_of_a_question_has_one_length_on_the_wire(app: Flask, survey: Survey) -> None:
+    _, page = rendered_form(app)
+    offered = radio_values(page)
+    assert set(offered) == {"yn", "few", "many", "unary", "plain_choice", "optional"}
+    assert offered["yn"] == offered["optional"] == ["y", "n"]
+    assert offered["many"] == [f"{i:02d}" for i in range(12)]
+    assert offered["plain_choice"] == [f"{i:02d}" for i in range(11)]
+    assert offered["few"] == offered["unary"][:3] == ["0", "1", "2"]
+    for name, values in offered.items():
+        assert len({len(urllib.parse.quote_plus(value)) for value in values}) == 1, name
+
+
+@pytest.mark.usefixtures("fixed_coins")
+def test_without_javascript_sizes_do_not_depend_on_the_true_answers(
+    app: Flask, survey: Survey
+) -> None:
+    """Each question answered every way it can be (the others fixed): the POST and the
+    thank-you page keep their lengths. Numbers vary only in the response (see above)."""
+    _, page = rendered_form(app)
+    fixed = baseline(page)
+    for name, values in radio_values(page).items():
+        sizes = {post(app, {**fixed, name: value}) for value in values}
+        assert len(sizes) == 1, (name, sizes)
+    for name, numbers in {
+        "laplace": ["-20", "0", "7", "499"],
+        "duchi": ["0", "49"],
+        "plain_number": ["0", "1000"],
+    }.items():
+        pages = {post(app, {**fixed, name: number})[1] for number in numbers}
+        assert len(pages) == 1, (name, pages)
+    skipped = {key: value for key, value in fixed.items() if key != "optional"}
+    # Skipping is stored as such (null) and so is no secret; the page's size keeps even that.
+    assert post(app, skipped)[1] == post(app, fixed)[1]
+
+
+def test_with_javascript_every_report_has_one_length(app: Flask, survey: Survey) -> None:
+    """What randomize.js sends (tests/browser/ checks the script does): every report of a
+    question, at its extremes, gives one request length and one page length."""
+    reports = {
+        "yn": ["y", "n"],
+        "few": ["0", "2"],
+        "many": ["00", "11"],
+        "unary": ["0000", "1111", "1000"],
+        # The widest reports the form accepts are ±10^15; the tallies' sum of squares holds
+        # 64-bit integers, so the extremes posted here stay at ±10^9.
+        "laplace": [padded_number(n) for n in (-(10**9), -1, 0, 7, 10**9)],
+        "duchi": ["0", "1"],
+        "plain_choice": ["00", "10"],
+        "plain_number": [padded_number(n) for n in (0, 1000)],
+        "optional": ["y", "n"],
+    }
+    assert {len(padded_number(n)) for n in (-(10**15), 0, 10**15)} == {NUMBER_WIDTH}
+    fixed = {name: values[0] for name, values in reports.items()}
+    sizes = {
+        post(app, {**fixed, name: value}, client_randomized=True)
+        for name, values in reports.items()
+        for value in values
+    }
+    assert len(sizes) == 1, sizes
+
+
+@pytest.mark.parametrize("name, unpadded", [("laplace", "7"), ("plain_number", "1000")])
+def test_the_browser_must_send_numbers_padded(
+    app: Flask, survey: Survey, name: str, unpadded: str
+) -> None:
+    client, page = rendered_form(app)
+    reports = {
+        "yn": "y",
+        "few": "0",
+        "many": "00",
+        "unary": "0100",
+        "laplace": padded_number(7),
+        "duchi": "1",
+        "plain_choice": "00",
+        "plain_number": padded_number(7),
+        name: unpadded,
+    }
+    response = client.post(
+        f"/s/{SLUG}", data={**hidden_fields(page), **reports, "randomized": "client"}
+    )
+    assert response.status_code == 400
+    assert "malformed" in response.get_data(as_text=True)
