@@ -291,3 +291,14 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     clock = Clock()
     monkeypatch.setattr(accounts, "current_time", lambda: clock.now)
     return clock
+
+
+# A survey answerable only through single-use invitation links.
+INVITE_ONLY = """\
+slug: staff-pulse
+title: Staff pulse
+access: invitation
+questions:
+  - key: burnout
+    text: Have you felt burnt out this month?
+"""

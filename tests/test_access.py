@@ -14,16 +14,7 @@ from survey_app import create_app
 from survey_app.accounts import create_researcher
 from survey_app.db import get_db
 
-from .conftest import PASSWORD, SLUG, answers, fresh_form, hidden_fields, log_in
-
-INVITE_ONLY = """\
-slug: staff-pulse
-title: Staff pulse
-access: invitation
-questions:
-  - key: burnout
-    text: Have you felt burnt out this month?
-"""
+from .conftest import INVITE_ONLY, PASSWORD, SLUG, answers, fresh_form, hidden_fields, log_in
 
 
 def submit(client: FlaskClient, slug: str, fields: dict[str, str], **extra: str):

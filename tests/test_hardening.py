@@ -24,7 +24,7 @@ from survey_app import create_app
 from survey_app.db import get_db
 from survey_app.exports import FORMULA_PREFIXES, neutralize
 
-from .conftest import SLUG, fresh_form, submit_client_randomized
+from .conftest import INVITE_ONLY, SLUG, fresh_form, submit_client_randomized
 
 RESEARCH_DOWNLOADS = [
     "/research/",
@@ -37,15 +37,6 @@ RESEARCH_DOWNLOADS = [
     f"/research/surveys/{SLUG}/codebook.json",
     "/research/surveys/no-such-survey",
 ]
-
-INVITE_ONLY = """\
-slug: staff-pulse
-title: Staff pulse
-access: invitation
-questions:
-  - key: burnout
-    text: Have you felt burnt out this month?
-"""
 
 
 @pytest.fixture

@@ -28,17 +28,9 @@ from survey_app.definitions import SurveyDefinition, load_definition
 from survey_app.invitations import create_invitations
 from survey_app.surveys import get_survey, store_survey
 
-from .conftest import hidden_fields
+from .conftest import INVITE_ONLY, hidden_fields
 
 INVITATIONS = 10
-DEFINITION = """\
-slug: staff-pulse
-title: Staff pulse
-access: invitation
-questions:
-  - key: burnout
-    text: Have you felt burnt out this month?
-"""
 
 WAL_HEADER = 32
 FRAME_HEADER = 24
@@ -160,7 +152,7 @@ def test_a_copy_of_the_live_files_does_not_link_responses_to_invitations(
 ) -> None:
     path = Path(app.config["DATABASE"])
     with app.app_context():
-        store_survey(get_db(), load_definition_text(DEFINITION, tmp_path))
+        store_survey(get_db(), load_definition_text(INVITE_ONLY, tmp_path))
         survey = get_survey(get_db(), "staff-pulse")
         assert survey is not None
         links = create_invitations(get_db(), survey, INVITATIONS)  # the links file, in order
@@ -207,7 +199,7 @@ def test_the_wal_is_empty_between_invitation_responses(app: Flask, tmp_path: Pat
     """After a response by invitation, nothing of it is left in the WAL file."""
     path = Path(app.config["DATABASE"])
     with app.app_context():
-        store_survey(get_db(), load_definition_text(DEFINITION, tmp_path))
+        store_survey(get_db(), load_definition_text(INVITE_ONLY, tmp_path))
         survey = get_survey(get_db(), "staff-pulse")
         assert survey is not None
         (token,) = create_invitations(get_db(), survey, 1)
@@ -226,7 +218,7 @@ def test_a_wal_that_cannot_be_emptied_stores_nothing_and_keeps_the_link(
     from survey_app import invitations
 
     with app.app_context():
-        store_survey(get_db(), load_definition_text(DEFINITION, tmp_path))
+        store_survey(get_db(), load_definition_text(INVITE_ONLY, tmp_path))
         survey = get_survey(get_db(), "staff-pulse")
         assert survey is not None
         (token,) = create_invitations(get_db(), survey, 1)
