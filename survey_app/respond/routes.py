@@ -42,14 +42,6 @@ def _survey_or_404(slug: str) -> Survey:
     return survey
 
 
-def _answered_here(survey: Survey) -> bool:
-    return has_answered(survey.slug)
-
-
-def _mark_answered(survey: Survey) -> None:
-    mark_answered(survey.slug)
-
-
 UNAVAILABLE = {
     "draft": ("Not open yet", "This survey is not open for answers yet."),
     "closed": ("Survey closed", "This survey is closed and no longer accepts answers."),
@@ -109,7 +101,7 @@ def survey_form(slug: str) -> tuple[str, int]:
         return _unavailable(survey.status)
     if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
         return _unavailable("invitation")
-    if not survey.by_invitation and _answered_here(survey):
+    if not survey.by_invitation and has_answered(survey.slug):
         return render_template("respond/already_answered.html", survey=survey), 200
     if survey.consent and request.args.get("agree") != "yes":
         # The consent step is a plain link: agreeing stores nothing, not even a cookie.
@@ -135,14 +127,14 @@ def submit(slug: str) -> tuple[str, int]:
     try:
         stored = find_response(db, survey, submission_id)
         if stored is None:
-            if not survey.by_invitation and _answered_here(survey):
+            if not survey.by_invitation and has_answered(survey.slug):
                 return render_template("respond/already_answered.html", survey=survey), 409
             stored = record_response(
                 db, survey, reported, submission_id, invitation=form["invitation"].data
             )
             burst_monitor(current_app).record(survey.id)
             if not survey.by_invitation:
-                _mark_answered(survey)
+                mark_answered(survey.slug)
     except SubmissionConflictError as err:
         return _render_form(survey, [str(err)], status=400)
     except InvitationError:
