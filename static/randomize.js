@@ -8,17 +8,17 @@
  * On submit of form[data-randomize="survey"], the questions named in its
  * data-design JSON are randomized with their parameters, plain questions are sent
  * as entered, skipped ones not at all; the result goes in a new form with the
- * hidden fields and randomized=client. The form the respondent filled in is never
- * submitted, so the true answers never leave the page. Every value it sends has
- * one length per question whatever the answer (yes/no "y"/"n", options and
- * numbers zero-padded), so the POST's size tells nothing. Without
- * crypto.getRandomValues (or if the design cannot be used) nothing is
- * intercepted: the form posts as it is and the server randomizes, as without JS.
+ * hidden fields and randomized=client. The form filled in is never sent, so the
+ * true answers never leave the page. Each value has one length per question
+ * (yes/no "y"/"n", options and numbers zero-padded): the POST's size tells
+ * nothing. Number inputs replace the no-JS fields (.js-swap), always. Without
+ * crypto.getRandomValues (or a usable design) nothing is intercepted: the form
+ * posts as it is and the server randomizes.
  */
 (function () {
   "use strict";
 
-  // Uniform integer in [0, n), n a BigInt >= 1: draw just enough bits, retry if >= n.
+  // Uniform in [0, n), n a BigInt >= 1: draw just enough bits, retry if >= n.
   function below(n) {
     if (n <= 1n) return 0n;
     const bits = (n - 1n).toString(2).length;
@@ -33,7 +33,7 @@
     }
   }
 
-  const bern = (a, b) => below(b) < a; // Bernoulli(a/b)
+  const bern = (a, b) => below(b) < a;
 
   // "a/b" in [0, 1] (or [0, inf) with any=true) as [a, b] BigInts.
   function rational(text, any) {
@@ -126,12 +126,12 @@
 
   window.surveyRandomizer = Object.freeze({ randomize, sample });
 
-  // ---- the form: values on the wire, of one length per question ----
+  // ---- the form ----
 
   const fromWire = (p, v) =>
     p.mechanism === "two_coin_randomized_response" ? { y: "yes", n: "no" }[v] : v;
 
-  function pad(number) { // 17 characters: "-" or "0", then 16 digits
+  function pad(number) { // 17 chars: "-" or "0", then 16 digits
     const x = integer(number, -(10n ** 15n), 10n ** 15n), d = (x < 0n ? -x : x).toString();
     return x < 0n ? "-" + d.padStart(16, "0") : d.padStart(17, "0");
   }
@@ -174,7 +174,7 @@
         const p = design[name];
         add(name, toWire(p, randomize(p, fromWire(p, value))));
       } else {
-        const input = form.elements.namedItem(name);
+        const input = form.querySelector(`[name="${name}"]:enabled`);
         add(name, input && input.type === "number" ? pad(value) : value); // plain
       }
     }
@@ -199,20 +199,21 @@
     out.submit();
   }
 
+  const all = (selector, f) => document.querySelectorAll(selector).forEach(f);
+
   function start() {
-    document.querySelectorAll('form[data-randomize="survey"]').forEach((form) => {
-      form.addEventListener("submit", onSubmit);
+    all(".js-swap", (e) => { // no-JS field off, number input on
+      e.hidden = !e.hidden;
+      e.querySelector("input,select").disabled = e.hidden;
     });
-    document.querySelectorAll(".js-only").forEach((element) => {
-      element.hidden = false;
-    });
+    if (!(window.crypto && window.crypto.getRandomValues)) return;
+    all('form[data-randomize="survey"]', (f) => f.addEventListener("submit", onSubmit));
+    all(".js-only", (e) => { e.hidden = false; });
   }
 
-  if (window.crypto && window.crypto.getRandomValues) {
-    if (document.readyState === "loading") {
-      document.addEventListener("DOMContentLoaded", start);
-    } else {
-      start();
-    }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
   }
 })();

@@ -25,9 +25,12 @@ UNIT_ENCODING = "optimized_unary_encoding"
 # an option as its index zero-padded to the width of the largest, and the numbers the
 # browser sends as 17 characters (a leading "-" or "0", then 16 digits: every report
 # within ±LARGEST_REPORT fits). Unary bits and Duchi's bit are fixed-width already.
-# Only a number typed with JavaScript off goes as typed (SECURITY.md says what that shows).
+# With JavaScript off a number is chosen from a list, or typed, at a fixed width per
+# question (fixed_width_number); only a JS browser without crypto posts it as typed.
 YES, NO = "y", "n"
 NUMBER_WIDTH = 17
+# Ranges up to this many values are offered as a list without JavaScript; wider ones typed.
+LISTED_NUMBERS = 101
 
 
 def randomize_response(
@@ -69,6 +72,40 @@ def option_value(question: Question, index: int) -> str:
     return str(index).zfill(len(str(len(question.options) - 1)))
 
 
+def number_digits(question: Question) -> int:
+    """How many digits a number question's fixed-width form has: those of its widest bound."""
+    assert question.min is not None and question.max is not None
+    return max(len(str(abs(question.min))), len(str(abs(question.max))))
+
+
+def fixed_width_number(question: Question, value: int) -> str:
+    """A number as the form without JavaScript sends it: one width per question.
+
+    Zero-padded to the digits of the widest bound; if the range has negatives, a leading
+    "-" or "0" first ("+" would be URL-encoded as 3 bytes). Any integer parses it back.
+    """
+    digits = str(abs(value)).zfill(number_digits(question))
+    assert question.min is not None
+    if question.min < 0:
+        return ("-" if value < 0 else "0") + digits
+    return digits
+
+
+def fixed_width_pattern(question: Question) -> str:
+    """The HTML ``pattern`` a typed fixed-width number matches (anchored by the browser)."""
+    assert question.min is not None
+    sign = "(0|-)" if question.min < 0 else ""
+    return f"{sign}[0-9]{{{number_digits(question)}}}"
+
+
+def listed_numbers(question: Question) -> list[tuple[str, int]]:
+    """A narrow range's numbers as (wire value, number), or [] if it is to be typed."""
+    assert question.min is not None and question.max is not None
+    if question.max - question.min + 1 > LISTED_NUMBERS:
+        return []
+    return [(fixed_width_number(question, n), n) for n in range(question.min, question.max + 1)]
+
+
 def padded_number(number: int) -> str:
     """A number as the browser sends it: always ``NUMBER_WIDTH`` characters."""
     return f"{number:0{NUMBER_WIDTH}d}"
@@ -95,4 +132,3 @@ def report_alternatives(question: Question, report: Report | None) -> list[tuple
         return [("high", report == 1), ("low", report == 0)]
     text = "" if report is None else str(report)
     return [(text.rjust(NUMBER_WIDTH), report is not None)]
-

@@ -4,8 +4,8 @@ A network observer sees the length of each request and response. With JavaScript
 POST carries true answers, and the thank-you page shows the stored reports; with it on,
 the browser sends reports. For every question type, each answer a respondent can give
 goes on the wire at one length, and the thank-you page has one length whatever was
-stored. Numbers typed with JavaScript off are the one exception (SECURITY.md): HTML
-cannot pad what the respondent types, so only their responses are checked here.
+stored. Without JavaScript a number is chosen from a list of fixed-width values (ranges
+of up to 101 numbers) or typed at a fixed width the input's pattern asks for.
 
 The requests are the bodies a browser sends from the rendered form: its hidden inputs and
 the radio values the page itself offers, URL-encoded in the page's order. The server's
@@ -16,6 +16,7 @@ pages would differ if their size depended on them.
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.parse
 from collections.abc import Mapping
@@ -25,7 +26,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app.answers import NUMBER_WIDTH, padded_number
+from survey_app.answers import NUMBER_WIDTH, fixed_width_number, padded_number
 from survey_app.db import get_db
 from survey_app.definitions import parse_definition
 from survey_app.respond import routes
@@ -51,6 +52,9 @@ questions:
   - {{key: optional, text: Optional, type: yes_no, required: false}}
 """
 RADIO = re.compile(r'<input type="radio" name="(\w+)" value="([^"]*)"')
+SELECT = re.compile(r'<select id="n-\w+" name="(\w+)"[^>]*>(.*?)</select>', re.S)
+OPTION = re.compile(r'<option value="([^"]*)">([^<]*)')
+PATTERN = re.compile(r'<input type="text" id="n-\w+" name="(\w+)" [^>]*pattern="([^"]+)"')
 
 
 @pytest.fixture
@@ -94,7 +98,15 @@ def radio_values(page: str) -> dict[str, list[str]]:
     return values
 
 
-BASELINE = {"laplace": "7", "duchi": "7", "plain_number": "7"}  # one digit each
+BASELINE = {"laplace": "0007", "duchi": "07", "plain_number": "0007"}  # fixed widths
+
+
+def listed_values(page: str) -> dict[str, dict[str, str]]:
+    """Each number <select>'s options: number shown -> value sent (without "Choose…")."""
+    return {
+        name: {label: value for value, label in OPTION.findall(options) if value}
+        for name, options in SELECT.findall(page)
+    }
 
 
 def post(app: Flask, answers: dict[str, str], client_randomized: bool = False) -> tuple[int, int]:
@@ -133,19 +145,26 @@ def test_without_javascript_sizes_do_not_depend_on_the_true_answers(
     app: Flask, survey: Survey
 ) -> None:
     """Each question answered every way it can be (the others fixed): the POST and the
-    thank-you page keep their lengths. Numbers vary only in the response (see above)."""
+    thank-you page keep their lengths, numbers as the page offers or asks for them."""
     _, page = rendered_form(app)
     fixed = baseline(page)
     for name, values in radio_values(page).items():
         sizes = {post(app, {**fixed, name: value}) for value in values}
         assert len(sizes) == 1, (name, sizes)
-    for name, numbers in {
-        "laplace": ["-20", "0", "7", "499"],
-        "duchi": ["0", "49"],
-        "plain_number": ["0", "1000"],
+    listed = listed_values(page)
+    assert set(listed) == {"duchi"}  # 0-50; the other two ranges are too wide for a list
+    assert list(listed["duchi"]) == [str(n) for n in range(51)]
+    sizes = {post(app, {**fixed, "duchi": listed["duchi"][n]}) for n in ("0", "7", "49", "50")}
+    assert len(sizes) == 1, sizes
+    patterns = dict(PATTERN.findall(page))
+    assert patterns == {"laplace": "(0|-)[0-9]{3}", "plain_number": "[0-9]{4}"}
+    for name, typed in {
+        "laplace": ["-020", "-001", "0000", "0007", "0499", "0500"],
+        "plain_number": ["0000", "0007", "1000"],
     }.items():
-        pages = {post(app, {**fixed, name: number})[1] for number in numbers}
-        assert len(pages) == 1, (name, pages)
+        assert all(re.fullmatch(patterns[name], value) for value in typed)
+        sizes = {post(app, {**fixed, name: value}) for value in typed}
+        assert len(sizes) == 1, (name, sizes)
     skipped = {key: value for key, value in fixed.items() if key != "optional"}
     # Skipping is stored as such (null) and so is no secret; the page's size keeps even that.
     assert post(app, skipped)[1] == post(app, fixed)[1]
@@ -198,3 +217,45 @@ def test_the_browser_must_send_numbers_padded(
     )
     assert response.status_code == 400
     assert "malformed" in response.get_data(as_text=True)
+
+
+def test_fixed_width_numbers(app: Flask, survey: Survey) -> None:
+    laplace, duchi = survey.questions[4], survey.questions[5]
+    assert [fixed_width_number(laplace, n) for n in (-20, -1, 0, 7, 500)] == [
+        "-020",
+        "-001",
+        "0000",
+        "0007",
+        "0500",
+    ]
+    assert [fixed_width_number(duchi, n) for n in (0, 7, 50)] == ["00", "07", "50"]
+    _, page = rendered_form(app)
+    assert '<option value="">Choose…' in page and "type all 3 digits after a 0" in page
+    assert "e.g. -020 for -20, 0500 for 500" in page and "e.g. 0000 for 0" in page
+    # The number inputs are randomize.js's: disabled, so a form without JS never sends them.
+    assert page.count('<div class="js-swap" hidden><label>A whole number') == 3
+    assert len(re.findall(r'<input type="number" [^>]* disabled required>', page)) == 3
+
+
+@pytest.mark.parametrize("sent, stored", [("07", 7), ("7", 7), ("-003", -3), ("0500", 500)])
+def test_the_server_takes_fixed_width_and_plain_numbers(
+    app: Flask, survey: Survey, fixed_coins: None, sent: str, stored: int
+) -> None:
+    """Without JS (or with JS but no crypto) the number is parsed as an integer, in range."""
+    client, page = rendered_form(app)
+    fields = {**hidden_fields(page), **baseline(page), "laplace": sent}
+    response = client.post(f"/s/{SLUG}", data=fields)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    with app.app_context():
+        (answers,) = get_db().execute("SELECT answers FROM responses").fetchone()
+    assert json.loads(answers)["laplace"] == stored  # the coins are fixed: report = truth
+
+
+@pytest.mark.parametrize("sent", ["51", "-01", "0x7", "0501"])
+def test_the_server_checks_numbers_without_javascript(
+    app: Flask, survey: Survey, sent: str
+) -> None:
+    name = "duchi" if sent != "0501" else "laplace"
+    client, page = rendered_form(app)
+    fields = {**hidden_fields(page), **baseline(page), name: sent}
+    assert client.post(f"/s/{SLUG}", data=fields).status_code == 400

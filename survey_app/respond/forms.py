@@ -14,8 +14,10 @@ string of bits, and a discrete-Laplace report may lie outside [min, max] (that i
 noise at work).
 
 Every answer to a question has one length on the wire (``answers.YES``/``NO``,
-``option_value``, ``padded_number``), so a POST's size does not tell its answers apart.
-The browser's numbers must come padded; a number typed with JavaScript off cannot be.
+``option_value``, ``padded_number``, ``fixed_width_number``), so a POST's size does not
+tell its answers apart. The browser's numbers must come padded to ``NUMBER_WIDTH``; on
+the server path a number is any whole number in range, so the no-JS form's fixed-width
+values (``07``, ``-042``) and the plain ones of a JS browser without crypto both parse.
 """
 
 from __future__ import annotations

@@ -14,7 +14,15 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
 from ..answered import has_answered, mark_answered
-from ..answers import option_value, randomize_response, report_alternatives
+from ..answers import (
+    fixed_width_number,
+    fixed_width_pattern,
+    listed_numbers,
+    number_digits,
+    option_value,
+    randomize_response,
+    report_alternatives,
+)
 from ..bursts import burst_monitor
 from ..db import get_db
 from ..invitations import InvitationBusyError, InvitationError, invitation_is_open
@@ -30,8 +38,10 @@ from .forms import (
 )
 
 bp = Blueprint("respond", __name__)
-# The wire values of a choice's options and the thank-you page's cells: equal lengths.
+# The wire values of options and numbers and the thank-you page's cells: equal lengths.
 bp.add_app_template_global(option_value)
+for helper in (fixed_width_number, fixed_width_pattern, listed_numbers, number_digits):
+    bp.add_app_template_global(helper)
 bp.add_app_template_global(report_alternatives)
 
 

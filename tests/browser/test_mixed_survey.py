@@ -34,8 +34,10 @@ def survey(live_server: LiveServer) -> str:
     return SLUG
 
 
-def agree_and_answer(page: Any, server: LiveServer) -> None:
-    """Through the consent step, then a whole survey: everything but the optional one."""
+def agree_and_answer(page: Any, server: LiveServer, javascript: bool = True) -> None:
+    """Through the consent step, then a whole survey: everything but the optional one.
+
+    The number by its label: typed with JavaScript, chosen from the list without it."""
     response = page.goto(server.url(f"/s/{SLUG}"))
     assert response is not None and response.status == 200
     expect(page.get_by_role("heading", name="Before you start")).to_be_visible()
@@ -45,7 +47,13 @@ def agree_and_answer(page: Any, server: LiveServer) -> None:
     page.get_by_role("group", name="cheated on an exam").get_by_label("Yes").check()
     page.get_by_role("group", name="skipped meals").get_by_label("No").check()
     page.get_by_role("group", name="Which of these").get_by_label("Cannabis").check()
-    page.get_by_label("A whole number from 0 to 50").fill("37")
+    if javascript:
+        page.get_by_role("spinbutton", name="A whole number from 0 to 50").fill("37")
+    else:
+        expect(page.get_by_role("spinbutton")).to_have_count(0)  # hidden, disabled
+        number = page.get_by_role("combobox", name="A whole number from 0 to 50:", exact=True)
+        expect(number.locator("option").first).to_have_text("Choose…")
+        number.select_option(label="37")
 
 
 def stored(server: LiveServer, submission_id: str) -> dict[str, Any]:
@@ -95,7 +103,7 @@ def test_without_javascript_the_server_randomizes_every_type(
 ) -> None:
     page = new_context(java_script_enabled=False).new_page()
     log = watch(page)
-    agree_and_answer(page, live_server)
+    agree_and_answer(page, live_server, javascript=False)
     assert submit(page).status == 200
     _, fields = one_post(log)
     assert "randomized" not in fields

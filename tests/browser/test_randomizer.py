@@ -348,7 +348,9 @@ def survey_html(design: Mapping[str, Any] | None) -> str:
 {radios("cheated", ["y", "n"])}
 {radios("drug", ["0", "1"])}
 {radios("colour", ["0", "1", "2", "3"])}
-<input type="number" name="drinks" min="0" max="30" step="1" required>
+<div class="js-swap"><input name="drinks" required></div>
+<div class="js-swap" hidden><input type="number" name="drinks" min="0" max="30" step="1"
+ disabled required></div>
 <input type="number" name="income" min="0" max="100" step="1" required>
 {radios("year", ["0", "1", "2"])}
 <input type="number" name="age" min="16" max="99" step="1" required>
@@ -392,7 +394,7 @@ def fill_and_send_open(page: Any) -> None:
     for name, value in TRUE_ANSWERS.items():
         page.check(f'input[name="{name}"][value="{value}"]')
     for name, value in TRUE_NUMBERS.items():
-        page.fill(f'input[name="{name}"]', value)
+        page.fill(f'input[name="{name}"]:enabled', value)
     with page.expect_navigation():
         page.click('button[type="submit"]')
     page.wait_for_selector("#done")
@@ -447,6 +449,10 @@ def test_without_crypto_the_form_is_left_to_the_server(survey_page: Any) -> None
     page.goto(f"{ORIGIN}/s/test")
     assert page.evaluate("window.crypto") is None
     assert page.locator(".js-only").is_hidden()
+    # Nothing intercepted, but the number inputs are enabled: the person can still answer.
+    assert page.locator('input[type="number"][name="drinks"]').is_visible()
+    assert page.locator('input[type="number"][name="drinks"]').is_enabled()
+    assert page.locator('input:not([type])[name="drinks"]').is_disabled()
     fill_and_send_open(page)
 
     _, fields = one_post(log)
