@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
+from flask.testing import FlaskClient
 
 from survey_app.db import get_db
 from survey_app.definitions import SurveyDefinition, load_definition
@@ -195,9 +196,9 @@ def test_a_copy_of_the_live_files_does_not_link_responses_to_invitations(
     assert len(correct) <= 1, f"the replay tied {len(correct)} of {INVITATIONS} responses"
 
 
-def test_the_wal_is_empty_between_invitation_responses(app: Flask, tmp_path: Path) -> None:
-    """After a response by invitation, nothing of it is left in the WAL file."""
-    path = Path(app.config["DATABASE"])
+@pytest.fixture
+def invited(app: Flask, tmp_path: Path) -> tuple[str, FlaskClient, dict[str, str]]:
+    """One invitation link to the invitation-only survey: (token, a client, its form)."""
     with app.app_context():
         store_survey(get_db(), load_definition_text(INVITE_ONLY, tmp_path))
         survey = get_survey(get_db(), "staff-pulse")
@@ -205,25 +206,30 @@ def test_the_wal_is_empty_between_invitation_responses(app: Flask, tmp_path: Pat
         (token,) = create_invitations(get_db(), survey, 1)
     client = app.test_client()
     fields = hidden_fields(client.get(f"/s/staff-pulse?invitation={token}").get_data(as_text=True))
+    return token, client, fields
+
+
+def test_the_wal_is_empty_between_invitation_responses(
+    app: Flask, invited: tuple[str, FlaskClient, dict[str, str]]
+) -> None:
+    """After a response by invitation, nothing of it is left in the WAL file."""
+    path = Path(app.config["DATABASE"])
+    _token, client, fields = invited
     assert client.post("/s/staff-pulse", data={**fields, "burnout": "n"}).status_code == 200
     assert Path(f"{path}-wal").stat().st_size == 0
 
 
 def test_a_wal_that_cannot_be_emptied_stores_nothing_and_keeps_the_link(
-    app: Flask, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    app: Flask,
+    invited: tuple[str, FlaskClient, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A long read (an export) can keep the checkpoint from emptying the WAL; storing the
     response then would put it right behind the link's use. So nothing is stored, the use
     is undone and the respondent is asked to send again."""
     from survey_app import invitations
 
-    with app.app_context():
-        store_survey(get_db(), load_definition_text(INVITE_ONLY, tmp_path))
-        survey = get_survey(get_db(), "staff-pulse")
-        assert survey is not None
-        (token,) = create_invitations(get_db(), survey, 1)
-    client = app.test_client()
-    fields = hidden_fields(client.get(f"/s/staff-pulse?invitation={token}").get_data(as_text=True))
+    token, client, fields = invited
     monkeypatch.setattr(invitations, "erase_write_ahead_log", lambda db: False)
     busy = client.post("/s/staff-pulse", data={**fields, "burnout": "y"})
     assert busy.status_code == 503
