@@ -14,7 +14,7 @@ from flask.globals import request_ctx
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
 
-from . import db, limits
+from . import db, i18n, limits
 from .config import instance_secret_key, load_settings
 
 try:
@@ -28,7 +28,7 @@ csrf = CSRFProtect()
 
 
 def bundled_path(name: str) -> Path:
-    """templates/, static/ or examples/: inside an installed wheel, else the checkout's."""
+    """A bundled folder (templates, static, ...): in an installed wheel, else the checkout's."""
     inside = PACKAGE_DIR / name
     return inside if inside.is_dir() else PACKAGE_DIR.parent / name
 
@@ -61,6 +61,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     )
 
     db.init_app(app)
+    i18n.init_app(app, str(bundled_path("translations")))
     csrf.init_app(app)
     limits.init_app(app)
 

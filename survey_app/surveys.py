@@ -64,6 +64,12 @@ class Survey:
     contact: str = ""
     max_epsilon: str | None = None
     design: str = ""
+    languages: tuple[str, ...] = ("en",)
+
+    def localized(self, language: str) -> Survey:
+        """This survey with its texts in ``language``, or in its first language if not one of
+        its own. (Placeholder until survey files can give texts per language.)"""
+        return self
 
     @property
     def accepts_responses(self) -> bool:
