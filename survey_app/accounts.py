@@ -146,15 +146,27 @@ def _password_matches(stored_hash: str | None, password: str, method: str) -> bo
         return check_password_hash(reference, password) and stored_hash is not None
 
 
-def create_researcher(db: sqlite_utils.Database, username: str, password: str) -> Researcher:
+def check_new_username(db: sqlite_utils.Database, username: str) -> None:
+    """Refuse a malformed or taken username before anyone is asked for a password."""
     if not USERNAME_PATTERN.fullmatch(username):
         raise AccountError("usernames are 1-64 letters, digits and . _ @ -")
+    if find_researcher(db, username) is not None:
+        raise _username_taken(username)
+
+
+def _username_taken(username: str) -> AccountError:
+    return AccountError(f"researcher {username!r} already exists")
+
+
+def create_researcher(db: sqlite_utils.Database, username: str, password: str) -> Researcher:
+    check_new_username(db, username)
     if len(password) < MIN_PASSWORD_LENGTH:
         raise AccountError(f"passwords need at least {MIN_PASSWORD_LENGTH} characters")
     password_hash = _hash_password(password, _hash_method())
     with write_transaction(db):
+        # Checked again inside the write: another process may have taken it meanwhile.
         if db.execute("SELECT 1 FROM researchers WHERE username = ?", [username]).fetchone():
-            raise AccountError(f"researcher {username!r} already exists")
+            raise _username_taken(username)
         researcher_id = db.execute(
             "INSERT INTO researchers (username, password_hash, created_on) VALUES (?, ?, ?) "
             "RETURNING id",

@@ -19,7 +19,7 @@ from flask.cli import FlaskGroup, routes_command, shell_command, with_appcontext
 from werkzeug.serving import run_simple
 
 from . import __version__
-from .accounts import AccountError, create_researcher, find_researcher
+from .accounts import AccountError, check_new_username, create_researcher, find_researcher
 from .audit import audit_command
 from .db import backup_database, create_owner_only_file, get_db, migrate
 from .definitions import SurveyDefinitionError, load_definition
@@ -279,11 +279,12 @@ def ledger_command(slug: str, as_json: bool) -> None:
 @with_appcontext
 def create_researcher_command(username: str, password_stdin: bool) -> None:
     """Create a researcher account; asks for the password unless --password-stdin."""
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
-    else:
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:
+        check_new_username(get_db(), username)
+        if password_stdin:
+            password = sys.stdin.readline().rstrip("\r\n")
+        else:
+            password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
         researcher = create_researcher(get_db(), username, password)
     except AccountError as err:
         raise click.ClickException(str(err)) from err

@@ -110,3 +110,27 @@ def _get_when_up(url: str, attempts: int = 50) -> str:
         except OSError:
             time.sleep(0.1)
     raise AssertionError(f"{url} never answered")
+
+
+def test_export_into_a_missing_folder_is_a_clear_error(
+    runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    target = tmp_path / "missing" / "aggregate.csv"
+    result = runner.invoke(args=["export", SLUG, "-o", str(target)])
+    assert result.exit_code == 1
+    assert result.output == f"Error: cannot write {target}: No such file or directory\n"
+    assert not target.parent.exists()
+
+
+def test_create_researcher_checks_the_username_before_asking_for_a_password(
+    runner: FlaskCliRunner,
+) -> None:
+    created = runner.invoke(args=["create-researcher", "ana", "--password-stdin"], input="x" * 12)
+    assert created.exit_code == 0, created.output
+    # No input at all: a prompt would abort; the taken name must be refused first.
+    again = runner.invoke(args=["create-researcher", "ana"], input="")
+    assert again.exit_code == 1
+    assert "Password" not in again.output
+    assert "researcher 'ana' already exists" in again.output
+    malformed = runner.invoke(args=["create-researcher", "no spaces"], input="")
+    assert malformed.exit_code == 1 and "Password" not in malformed.output
