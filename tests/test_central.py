@@ -1,0 +1,278 @@
+"""Central releases: exact tails, accuracy, Report Noisy Max's win rate and ε, noisy by-group
+intervals, and the budget ledger."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import datetime
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from numpy.polynomial import polynomial
+
+from survey_app.privacy import FAIR_COINS, estimate_proportion, simulate_reports
+from survey_app.privacy.central import (
+    SENSITIVITY,
+    BudgetExceededError,
+    Ledger,
+    accuracy_bound,
+    central_epsilon,
+    fingerprint,
+    noise_gamma,
+    noisy_counts,
+    noisy_share_interval,
+    release_group_estimates,
+    report_noisy_max,
+    tail_probability,
+)
+from survey_app.privacy.groups import GroupCount
+
+NOON = datetime(2026, 11, 21, 12, 0)
+
+
+class Seeded:
+    """A reproducible stand-in for ``secrets``: the same ``randbelow`` interface."""
+
+    def __init__(self, seed: int) -> None:
+        self.random = random.Random(seed)
+
+    def randbelow(self, n: int, /) -> int:
+        return self.random.randrange(n)
+
+
+def pmf(gamma: Fraction, support: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """The discrete Laplace pmf (1 - α)/(1 + α)·α^|z|, written out."""
+    alpha = math.exp(-float(gamma))
+    return (1 - alpha) / (1 + alpha) * alpha ** np.abs(support)
+
+
+def within_five_se(hits: int, trials: int, p: float) -> bool:
+    return abs(hits / trials - p) <= 5 * math.sqrt(p * (1 - p) / trials)
+
+
+# --- sensitivity, tails and accuracy ----------------------------------------------------
+
+
+def test_sensitivity_per_release_kind() -> None:
+    assert dict(SENSITIVITY) == {"count": 1, "histogram": 1, "group_tallies": 2, "noisy_max": 1}
+    assert noise_gamma("0.5", SENSITIVITY["group_tallies"]) == Fraction(1, 4)
+    assert central_epsilon("0.1") == Fraction(1, 10)
+    with pytest.raises(ValueError, match="positive"):
+        central_epsilon("lots")
+
+
+@pytest.mark.parametrize("gamma", [Fraction(1, 10), Fraction(1, 2), Fraction(1), Fraction(3)])
+def test_tail_formula_is_the_exact_distribution(gamma: Fraction) -> None:
+    support = np.arange(-4_000, 4_001)
+    probabilities = pmf(gamma, support)
+    assert probabilities.sum() == pytest.approx(1, abs=1e-12)
+    for t in (0, 1, 2, 5, 17):
+        exact = probabilities[np.abs(support) >= t].sum()
+        assert tail_probability(gamma, t) == pytest.approx(exact, rel=1e-9, abs=1e-15)
+    # Not the continuous approximation e^(-γt): at t = 1 the discrete tail is 2α/(1 + α).
+    alpha = math.exp(-float(gamma))
+    assert tail_probability(gamma, 1) == pytest.approx(2 * alpha / (1 + alpha))
+    assert tail_probability(gamma, 1) != pytest.approx(alpha)
+
+
+def test_accuracy_by_hand() -> None:
+    # γ = 1: 2α^(m+1)/(1 + α) ≤ 0.05 first at m + 1 = 4; for 10 counts (0.005 each) at 6.
+    assert accuracy_bound(Fraction(1)) == 3
+    assert accuracy_bound(Fraction(1), k=10) == 5
+
+
+@pytest.mark.parametrize("gamma", [Fraction(1, 20), Fraction(1, 3), Fraction(2)])
+@pytest.mark.parametrize("k", [1, 4, 50])
+def test_accuracy_is_the_smallest_bound_that_holds(gamma: Fraction, k: int) -> None:
+    m = accuracy_bound(gamma, k)
+    assert k * tail_probability(gamma, m + 1) <= 0.05
+    assert m == 0 or k * tail_probability(gamma, m) > 0.05
+
+
+def test_sampled_noise_follows_the_exact_tails() -> None:
+    source = Seeded(7)
+    gamma = noise_gamma(Fraction(1, 2), 1)
+    draws = 4_000
+    noise = np.array(noisy_counts([0] * draws, Fraction(1, 2), source=source).values)
+    assert abs(noise.mean()) < 5 * math.sqrt(2 * math.exp(-0.5) / (1 - math.exp(-0.5)) ** 2 / draws)
+    for t in (1, 2, 4, 8):
+        assert within_five_se(int((np.abs(noise) >= t).sum()), draws, tail_probability(gamma, t))
+
+
+def test_noisy_counts_are_within_their_stated_accuracy() -> None:
+    """Seeded replicates of a 5-cell histogram at ε = 0.5: every count within its own bound,
+    and all five within the joint bound, in at least 95% of replicates."""
+    source = Seeded(2026)
+    counts, replicates = [120, 45, 3, 0, 77], 1_000
+    single_hits = joint_hits = 0
+    for _ in range(replicates):
+        release = noisy_counts(counts, "0.5", SENSITIVITY["histogram"], source)
+        errors = np.abs(np.array(release.values) - counts)
+        single_hits += int((errors <= release.accuracy).sum())
+        joint_hits += bool((errors <= release.joint_accuracy).all())
+    assert (release.epsilon, release.sensitivity) == (Fraction(1, 2), 1)
+    assert release.joint_accuracy > release.accuracy
+    floor = 0.95 - 5 * math.sqrt(0.95 * 0.05 / replicates)
+    assert single_hits / (replicates * len(counts)) >= floor
+    assert joint_hits / replicates >= floor
+
+
+def test_noisy_counts_refuse_bad_input() -> None:
+    with pytest.raises(ValueError, match="whole number"):
+        noisy_counts([3, -1], 1)
+    with pytest.raises(ValueError, match="sensitivity"):
+        noisy_counts([3], 1, sensitivity=0)
+    with pytest.raises(ValueError, match="nothing"):
+        noisy_counts([], 1)
+
+
+# --- Report Noisy Max ---------------------------------------------------------------------
+
+
+def win_probabilities(counts: list[int], gamma: Fraction) -> list[float]:
+    """Exact P(option i is released) with discrete Laplace noise and uniform tie-breaking.
+
+    P(i wins) = Σ_v P(X_i = v)·E[1{others ≤ v}/(1 + T)], T the others tied at v, and
+    E[u^T·1{others ≤ v}] = Π_j (P(X_j < v) + u·P(X_j = v)), integrated over u in [0, 1]
+    (∫ u^T du = 1/(1 + T)). Noise beyond ±200 has probability below 1e-40 at γ ≥ 1/2.
+    """
+    support = np.arange(-200, 201)
+    noise = pmf(gamma, support)
+    below = np.concatenate([[0.0], np.cumsum(noise)[:-1]])  # P(Z < z)
+    result = []
+    for i, ci in enumerate(counts):
+        total = 0.0
+        for v in range(ci - 200, ci + 201):
+            poly = np.array([1.0])
+            for j, cj in enumerate(counts):
+                if j == i:
+                    continue
+                z = v - cj
+                less = 0.0 if z < -200 else 1.0 if z > 200 else below[z + 200]
+                equal = noise[z + 200] if -200 <= z <= 200 else 0.0
+                poly = polynomial.polymul(poly, [less, equal])
+            integral = polynomial.polyval(1.0, polynomial.polyint(poly))
+            total += noise[v - ci + 200] * integral
+        result.append(float(total))
+    return result
+
+
+def test_exact_win_probabilities_sum_to_one() -> None:
+    assert sum(win_probabilities([12, 10, 7], Fraction(1, 2))) == pytest.approx(1, abs=1e-12)
+    assert win_probabilities([5, 5], Fraction(1)) == pytest.approx([0.5, 0.5], abs=1e-12)
+
+
+def test_noisy_max_picks_the_mode_at_the_predicted_rate() -> None:
+    counts, epsilon, draws = [10, 12, 7], Fraction(1, 2), 4_000
+    predicted = win_probabilities(counts, epsilon)[1]
+    source = Seeded(99)
+    wins = sum(report_noisy_max(counts, epsilon, source) == 1 for _ in range(draws))
+    assert within_five_se(wins, draws, predicted), (wins / draws, predicted)
+
+
+def test_noisy_max_is_epsilon_dp_exactly() -> None:
+    # One respondent added or removed moves one count by one: every output's probability
+    # changes by a factor of at most e^ε (the proof in report_noisy_max).
+    epsilon = Fraction(1, 2)
+    base = [10, 12, 7]
+    for changed in range(3):
+        for step in (1, -1):
+            neighbour = list(base)
+            neighbour[changed] += step
+            for p, q in zip(
+                win_probabilities(base, epsilon), win_probabilities(neighbour, epsilon), strict=True
+            ):
+                assert max(p / q, q / p) <= math.exp(float(epsilon)) * (1 + 1e-9)
+
+
+def test_noisy_max_returns_an_index_only() -> None:
+    assert report_noisy_max([0, 1_000_000], 1, Seeded(1)) == 1
+    with pytest.raises(ValueError, match="at least two"):
+        report_noisy_max([4], 1)
+
+
+# --- by-group estimates with noisy sizes ------------------------------------------------------
+
+
+def test_without_noise_the_interval_is_wilsons() -> None:
+    noisy = noisy_share_interval(60, 100, 0.0, 0.75, 0.25)
+    wilson = estimate_proportion(60, 100, 0.75, 0.25, method="wilson")
+    assert wilson is not None
+    assert (noisy.low, noisy.high) == pytest.approx((wilson.low, wilson.high), abs=1e-12)
+    assert noisy.point == pytest.approx(wilson.point)
+
+
+def test_a_swamped_count_gets_the_whole_range() -> None:
+    estimate = noisy_share_interval(3, 4, 400.0, 0.75, 0.25)
+    assert (estimate.low, estimate.high) == (0.0, 1.0)
+
+
+def test_noisy_group_intervals_cover_at_their_nominal_rate() -> None:
+    """Seeded: true answers randomized by fair coins, each group's (n, reported) noised at
+    ε = 0.25 (noise sd ≈ 11 on a group of 400: more variance than the sampling's); the
+    interval must cover the true share at 95%, neither less nor (needlessly) more."""
+    rng, source = np.random.default_rng(4_040), Seeded(4_041)
+    replicates, n, share = 1_000, 400, 0.3
+    reported = simulate_reports(rng.random((replicates, n)) < share, FAIR_COINS, rng).sum(axis=1)
+    covered = 0
+    for count in reported:
+        release = release_group_estimates(
+            {"g": GroupCount(int(count), n)}, FAIR_COINS, "0.25", source=source
+        )
+        estimate = release.groups[0].estimate
+        assert estimate is not None
+        covered += estimate.low <= share <= estimate.high
+    assert within_five_se(covered, replicates, 0.95), covered / replicates
+
+
+def test_group_release_states_its_sensitivity_and_withholds_on_the_noisy_size() -> None:
+    counts = {"1": GroupCount(40, 200), "2": GroupCount(2, 31), "3": GroupCount(0, 0)}
+    release = release_group_estimates(counts, FAIR_COINS, 1, source=Seeded(5))
+    assert (release.epsilon, release.sensitivity) == (Fraction(1), 2)
+    assert release.accuracy == accuracy_bound(Fraction(1, 2))
+    assert release.joint_accuracy == accuracy_bound(Fraction(1, 2), 6)
+    assert [g.group for g in release.groups] == ["1", "2", "3"]
+    for group in release.groups:
+        assert (group.estimate is None) == (group.noisy_n < 30)
+
+
+# --- the ledger ------------------------------------------------------------------------------
+
+
+def test_ledger_composes_refuses_and_forgives_republication() -> None:
+    data, page = fingerprint({"n": 500, "year": [1, 2]}), fingerprint({"show": ["year"]})
+    ledger = Ledger(Fraction(1))
+    ledger = ledger.charge("year histogram", "0.3", data, page, NOON)
+    ledger = ledger.charge("by-group estimates", "0.4", data, fingerprint({"by": "year"}), NOON)
+    assert ledger.spent == Fraction(7, 10) and ledger.remaining == Fraction(3, 10)
+    # The same snapshot again: recorded, free.
+    again = ledger.charge("year histogram", "0.3", data, page, NOON)
+    assert again.spent == ledger.spent and again.releases[-1].cost == 0
+    # New data costs again; 0.3 fits exactly (exact fractions: 0.3 + 0.4 + 0.3 = 1).
+    newer = again.charge("year histogram", "0.3", fingerprint({"n": 501}), page, NOON)
+    assert newer.remaining == 0
+    with pytest.raises(BudgetExceededError, match="needs ε = 0.3, but only 0 of .* budget of 1"):
+        newer.charge("year histogram", "0.3", fingerprint({"n": 502}), page, NOON)
+    assert newer.spent == 1  # unchanged by the refusal
+
+
+def test_same_choices_at_another_epsilon_are_another_release() -> None:
+    ledger = Ledger(Fraction(2)).charge("page", "0.5", "d", "c", NOON)
+    assert ledger.charge("page", "1", "d", "c", NOON).spent == Fraction(3, 2)
+
+
+def test_budget_changes() -> None:
+    ledger = Ledger(Fraction(1)).charge("page", "0.6", "d", "c", NOON)
+    assert ledger.with_budget("2").remaining == Fraction(7, 5)
+    with pytest.raises(BudgetExceededError, match="already spent ε = 0.6"):
+        ledger.with_budget("0.5")
+    with pytest.raises(ValueError, match="positive"):
+        Ledger(Fraction(0))
+
+
+def test_fingerprint_ignores_key_order() -> None:
+    assert fingerprint({"a": 1, "b": [2]}) == fingerprint({"b": [2], "a": 1})
+    assert len(fingerprint({})) == 16
