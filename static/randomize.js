@@ -1,5 +1,5 @@
 /*
- * Local randomization in the browser (SPEC.md, DESIGN.md "Mechanisms beyond yes/no").
+ * Local randomization in the browser (DESIGN.md, "The mechanisms").
  *
  * Every coin is exact: a random integer below n comes from crypto.getRandomValues
  * by rejection sampling (no modulo bias), and Bernoulli(a/b) is below(b) < a with
@@ -8,10 +8,9 @@
  * On submit of form[data-randomize="survey"], the questions named in its
  * data-design JSON are randomized with their parameters, plain questions are sent
  * as entered, skipped ones not at all; the result goes in a new form with the
- * hidden fields and randomized=client. The form filled in is never sent, so the
- * true answers never leave the page. Each value has one length per question
- * (yes/no "y"/"n", options and numbers zero-padded): the POST's size tells
- * nothing. Number inputs replace the no-JS fields (.js-swap), always. Without
+ * hidden fields and randomized=client. The form filled in is never sent, and is
+ * reset, so true answers never leave the page. Each value has one length (yes/no
+ * "y"/"n", options and numbers zero-padded): the POST's size tells nothing. Number inputs replace the no-JS fields (.js-swap), always. Without
  * crypto.getRandomValues (or a usable design) nothing is intercepted: the form
  * posts as it is and the server randomizes.
  */
@@ -35,7 +34,7 @@
 
   const bern = (a, b) => below(b) < a;
 
-  // "a/b" in [0, 1] (or [0, inf) with any=true) as [a, b] BigInts.
+  // "a/b" in [0, 1] (any: [0, inf)) as [a, b] BigInts.
   function rational(text, any) {
     const m = /^(\d+)\/(\d+)$/.exec(String(text));
     if (!m) throw new Error("not a rational: " + text);
@@ -126,7 +125,7 @@
 
   window.surveyRandomizer = Object.freeze({ randomize, sample });
 
-  // ---- the form ----
+  // the form
 
   const fromWire = (p, v) =>
     p.mechanism === "two_coin_randomized_response" ? { y: "yes", n: "no" }[v] : v;
@@ -184,7 +183,7 @@
 
   function onSubmit(event) {
     const form = event.currentTarget;
-    if (!form.checkValidity()) return; // the browser points at the unanswered question
+    if (!form.checkValidity()) return; // the browser points at what is missing
     let out;
     try {
       out = randomizedForm(form);
@@ -193,6 +192,7 @@
       return; // posts as it is; the server randomizes
     }
     event.preventDefault();
+    form.reset(); // so Back shows no true answer
     document.body.appendChild(out);
     const button = form.querySelector('button[type="submit"]');
     if (button) button.disabled = true;

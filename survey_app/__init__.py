@@ -69,6 +69,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from .health import bp as health_bp
     from .research import auth_bp
     from .research import bp as research_bp
+    from .research.builder import bp as builder_bp
     from .respond import bp as respond_bp
     from .security import add_security_headers
 
@@ -76,6 +77,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(health_bp)
     app.register_blueprint(auth_bp)
     app.register_blueprint(research_bp)
+    app.register_blueprint(builder_bp)
     app.after_request(add_security_headers)
     app.after_request(_relative_redirect)
     app.register_error_handler(HTTPException, _render_http_error)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .i18n import gettext as _
 from .privacy import SECURE, RandomSource
 from .surveys import Question, Survey
 
@@ -121,14 +122,14 @@ def report_alternatives(question: Question, report: Report | None) -> list[tuple
     A skip is the template's (it knows whether the question may be skipped).
     """
     if question.type == "yes_no":
-        return [("yes", report is True), ("no", report is False)]
+        return [(_("yes"), report is True), (_("no"), report is False)]
     if isinstance(report, tuple) or (report is None and question.mechanism.name == UNIT_ENCODING):
         bits = report or (0,) * len(question.options)
         marked = [(option, bool(bit)) for option, bit in zip(question.options, bits, strict=True)]
-        return [*marked, ("none", report is not None and not any(bits))]
+        return [*marked, (_("none"), report is not None and not any(bits))]
     if question.type == "choice":
         return [(option, report == index) for index, option in enumerate(question.options)]
     if question.mechanism.name == "duchi_binary":
-        return [("high", report == 1), ("low", report == 0)]
+        return [(_("high"), report == 1), (_("low"), report == 0)]
     text = "" if report is None else str(report)
     return [(text.rjust(NUMBER_WIDTH), report is not None)]

@@ -126,6 +126,14 @@ SETTINGS: tuple[Setting, ...] = (
         int,
     ),
     Setting(
+        "ANSWERED_RECORD_DAYS",
+        30,
+        "How many days a browser keeps the record that it answered an open survey (which "
+        "refuses a second answer from it); the record is deleted sooner once the survey "
+        "closes and the browser comes back.",
+        int,
+    ),
+    Setting(
         "SESSION_IDLE_MINUTES",
         30,
         "A researcher's login ends after this many minutes without a request.",

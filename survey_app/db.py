@@ -255,12 +255,33 @@ def _researcher_sessions_decaying_failures(db: sqlite_utils.Database) -> None:
     )
 
 
+def _languages_and_sources(db: sqlite_utils.Database) -> None:
+    """Surveys in several languages, and the definition text each survey came from.
+
+    The existing text columns keep the main language (the first of ``languages``, the one
+    exports use); ``translations`` adds the same texts in each other language, as JSON by
+    language code. ``source`` keeps the definition as its author wrote it, comments and
+    all, so it can be given back for editing; NULL for surveys stored before.
+    """
+    db.executescript(
+        """
+        ALTER TABLE surveys ADD COLUMN languages TEXT NOT NULL DEFAULT '["en"]';
+        -- {"ko": {"title": ..., "description": ..., "consent": ..., "contact": ...}}
+        ALTER TABLE surveys ADD COLUMN translations TEXT NOT NULL DEFAULT '{}';
+        ALTER TABLE surveys ADD COLUMN source TEXT;
+        -- {"ko": {"text": ..., "options": [...]}}: words only, never the mechanism.
+        ALTER TABLE questions ADD COLUMN translations TEXT NOT NULL DEFAULT '{}';
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
     _add_owners_lifecycle_invitations,
     _question_types_and_tallies,
     _researcher_sessions_decaying_failures,
+    _languages_and_sources,
 )
 
 

@@ -13,16 +13,19 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from .i18n import LANGUAGES
+
 #: Keys a definition may have, in documentation order; True marks the required ones.
 SURVEY_KEYS = {
     "slug": True,
+    "languages": False,
     "title": True,
     "description": False,
     "access": False,
@@ -51,6 +54,9 @@ QUESTION_TYPES = ("yes_no", "choice", "number")
 # open: anyone with the survey's address, once per browser; invitation: single-use links.
 ACCESS_MODES = ("open", "invitation")
 DEFAULT_QUESTION_TYPE = "yes_no"
+#: A survey's languages when its file names none; the first of a survey's languages is its
+#: main one, the language of its exports.
+DEFAULT_LANGUAGES = ("en",)
 #: The mechanisms a sensitive question may ask for, by type; "auto" lets the privacy
 #: package pick the more accurate one for the question's ε and size.
 MECHANISMS = {"choice": ("auto", "grr", "oue"), "number": ("auto", "laplace", "duchi")}
@@ -96,8 +102,30 @@ _EMPTY = "the definition is empty (it needs slug, title and questions)"
 
 
 @dataclass(frozen=True)
+class QuestionTexts:
+    """A question's words in one language: its text and its options, in option order."""
+
+    text: str
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SurveyTexts:
+    """A survey's own words in one language (its questions carry theirs)."""
+
+    title: str
+    description: str = ""
+    consent: str = ""
+    contact: str = ""
+
+
+@dataclass(frozen=True)
 class QuestionDefinition:
-    """One question; ``key`` names its form field and its CSV column."""
+    """One question; ``key`` names its form field and its CSV column.
+
+    ``text`` and ``options`` are in the survey's main language; ``translations`` holds the
+    same words in each of its other languages, by language code.
+    """
 
     key: str
     text: str
@@ -113,6 +141,13 @@ class QuestionDefinition:
     sensitive: bool = True
     #: False: the respondent may skip it.
     required: bool = True
+    #: The survey's other languages: code -> text and options (same count and order).
+    #: Not hashed (a dict cannot be); equal definitions still need equal translations.
+    translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
+
+    def texts(self, language: str) -> QuestionTexts:
+        """The question's words in ``language``; the main language's if it has no others."""
+        return self.translations.get(language, QuestionTexts(self.text, self.options))
 
     @property
     def requested_epsilon(self) -> Fraction | float | None:
@@ -129,7 +164,11 @@ class QuestionDefinition:
 
 @dataclass(frozen=True)
 class SurveyDefinition:
-    """A survey as its definition file describes it, checked and ready to store."""
+    """A survey as its definition file describes it, checked and ready to store.
+
+    ``title``, ``description``, ``consent`` and ``contact`` are in the main language,
+    ``languages[0]``; ``translations`` holds them in each other language.
+    """
 
     slug: str
     title: str
@@ -142,6 +181,18 @@ class SurveyDefinition:
     consent: str = ""
     #: The researcher's contact, shown with the consent.
     contact: str = ""
+    #: Every language the survey's texts are given in; the first is the main one.
+    languages: tuple[str, ...] = DEFAULT_LANGUAGES
+    #: The survey's other languages: code -> title, description, consent, contact.
+    translations: dict[str, SurveyTexts] = field(default_factory=dict, hash=False)
+    #: The definition text as parsed, comments and all, so the survey can be given back
+    #: as its author wrote it. Not part of equality: layout and comments define nothing.
+    source: str = field(default="", compare=False, repr=False)
+
+    def texts(self, language: str) -> SurveyTexts:
+        """The survey's own words in ``language``; the main language's if it has no others."""
+        main = SurveyTexts(self.title, self.description, self.consent, self.contact)
+        return self.translations.get(language, main)
 
 
 class SurveyDefinitionError(ValueError):
@@ -204,7 +255,7 @@ def parse_definition(
         if not text.strip():
             raise SurveyDefinitionError(_EMPTY)
         data, lines = _read_json(text) if fmt == "json" else _read_yaml(text)
-        return _survey(data)
+        return _survey(data, text)
     except SurveyDefinitionError as err:
         line = err.line if err.line is not None else _nearest_line(err.field, lines)
         raise SurveyDefinitionError(err.message, err.field, line, source) from None
@@ -393,35 +444,128 @@ def _nearest_line(field: str, lines: dict[str, int]) -> int | None:
 # adds the line and the source.
 
 
-def _survey(data: object) -> SurveyDefinition:
+def _survey(data: object, source: str) -> SurveyDefinition:
     survey = _mapping(data, "", SURVEY_KEYS)
     slug = _slug(survey["slug"])
-    title = _text(survey["title"], "title", MAX_TITLE_LENGTH)
-    description = _text(
-        survey.get("description", ""), "description", MAX_DESCRIPTION_LENGTH, may_be_empty=True
-    )
+    languages = _languages(survey.get("languages", list(DEFAULT_LANGUAGES)))
+    title = _localized(survey["title"], "title", MAX_TITLE_LENGTH, languages)
+    none = dict.fromkeys(languages, "")
+    description = none
+    if "description" in survey:
+        description = _localized(
+            survey["description"],
+            "description",
+            MAX_DESCRIPTION_LENGTH,
+            languages,
+            may_be_empty=True,
+        )
     access = _choice(survey.get("access", "open"), "access", ACCESS_MODES)
-    consent = ""
+    consent = none
     if "consent" in survey:
         # An empty consent would show an "I agree" step with nothing to agree to.
-        consent = _text(survey["consent"], "consent", MAX_CONSENT_LENGTH)
-    contact = _text(survey.get("contact", ""), "contact", MAX_CONTACT_LENGTH, may_be_empty=True)
+        consent = _localized(survey["consent"], "consent", MAX_CONSENT_LENGTH, languages)
+    contact = none
+    if "contact" in survey:
+        contact = _localized(
+            survey["contact"], "contact", MAX_CONTACT_LENGTH, languages, may_be_empty=True
+        )
     max_epsilon = None
     if "max_epsilon" in survey:
         max_epsilon = _decimal(survey["max_epsilon"], "max_epsilon", MAX_EPSILON_MAX)
-    questions = _questions(survey["questions"])
+    questions = _questions(survey["questions"], languages)
     if max_epsilon is not None:
         _check_total_epsilon(questions, max_epsilon)
+    main = languages[0]
     return SurveyDefinition(
         slug=slug,
-        title=title,
-        description=description,
+        title=title[main],
+        description=description[main],
         questions=questions,
         access=access,
         max_epsilon=max_epsilon,
-        consent=consent,
-        contact=contact,
+        consent=consent[main],
+        contact=contact[main],
+        languages=languages,
+        translations={
+            language: SurveyTexts(
+                title[language], description[language], consent[language], contact[language]
+            )
+            for language in languages[1:]
+        },
+        source=source,
     )
+
+
+def _languages(value: object) -> tuple[str, ...]:
+    """The codes the survey's texts are given in; the first is the main language."""
+    known = ", ".join(LANGUAGES)
+    if not isinstance(value, list) or not value:
+        raise SurveyDefinitionError(
+            f"must be a list of language codes among {known}, the main one first "
+            f"(got {_describe(value)})",
+            "languages",
+        )
+    languages: list[str] = []
+    for index, item in enumerate(value):
+        code = _choice(item, f"languages[{index}]", LANGUAGES)
+        if code in languages:
+            raise SurveyDefinitionError(
+                f"{code!r} is listed twice (already languages[{languages.index(code)}])",
+                f"languages[{index}]",
+            )
+        languages.append(code)
+    return tuple(languages)
+
+
+def _localized(
+    value: object,
+    field: str,
+    max_length: int,
+    languages: tuple[str, ...],
+    *,
+    may_be_empty: bool = False,
+) -> dict[str, str]:
+    """One text in each of the survey's languages, by code.
+
+    A plain string is the text of a one-language survey. Otherwise it is a mapping with
+    exactly the survey's languages: a respondent reading Korean must never meet a text
+    only written in English, and a language the survey does not declare is a typo or a
+    forgotten ``languages`` entry. An optional text is given in every language or in none.
+    """
+    if not isinstance(value, dict):
+        if len(languages) > 1:
+            shape = ", ".join(f"{language}: ..." for language in languages)
+            raise SurveyDefinitionError(
+                f"must give the text in each of the survey's languages, as {{{shape}}} "
+                f"(got {_describe(value)})",
+                field,
+            )
+        return {languages[0]: _text(value, field, max_length, may_be_empty=may_be_empty)}
+    listed = ", ".join(languages)
+    for language in [*value, *languages]:  # extra ones first: they may be misspellings
+        if language not in languages:
+            problem = (
+                f"{_shorten(language)} is not one of the survey's languages ({listed}): "
+                "list it under languages or remove it"
+            )
+        elif language not in value:
+            problem = f"the text in {language} is missing (the survey's languages are {listed})"
+        else:
+            continue
+        raise SurveyDefinitionError(problem, _join(field, language))
+    texts = {
+        language: _text(
+            value[language], _join(field, language), max_length, may_be_empty=may_be_empty
+        )
+        for language in languages
+    }
+    given = [language for language in languages if texts[language]]
+    for language in languages:
+        if given and not texts[language]:
+            raise SurveyDefinitionError(
+                f"must not be empty when the text is given in {given[0]}", _join(field, language)
+            )
+    return texts
 
 
 def _check_total_epsilon(questions: tuple[QuestionDefinition, ...], limit: Fraction) -> None:
@@ -509,7 +653,7 @@ def _text(value: object, field: str, max_length: int, *, may_be_empty: bool = Fa
     return text
 
 
-def _questions(value: object) -> tuple[QuestionDefinition, ...]:
+def _questions(value: object, languages: tuple[str, ...]) -> tuple[QuestionDefinition, ...]:
     if not isinstance(value, list):
         raise SurveyDefinitionError(
             f"must be a list of questions (got {_describe(value)})", "questions"
@@ -523,7 +667,7 @@ def _questions(value: object) -> tuple[QuestionDefinition, ...]:
     questions: list[QuestionDefinition] = []
     first_use: dict[str, str] = {}
     for index, item in enumerate(value):
-        question = _question(item, f"questions[{index}]")
+        question = _question(item, f"questions[{index}]", languages)
         key_field = f"questions[{index}].key"
         if question.key in first_use:
             # Keys name form fields and CSV columns: two questions cannot share one.
@@ -537,10 +681,10 @@ def _questions(value: object) -> tuple[QuestionDefinition, ...]:
     return tuple(questions)
 
 
-def _question(value: object, field: str) -> QuestionDefinition:
+def _question(value: object, field: str, languages: tuple[str, ...]) -> QuestionDefinition:
     question = _mapping(value, field, QUESTION_KEYS)
     key = _question_key(question["key"], f"{field}.key")
-    text = _text(question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH)
+    text = _localized(question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH, languages)
     kind = _choice(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type", QUESTION_TYPES)
     sensitive = _boolean(question.get("sensitive", True), f"{field}.sensitive")
     if not sensitive and kind == "yes_no":
@@ -571,11 +715,11 @@ def _question(value: object, field: str) -> QuestionDefinition:
                 f"{field}.mechanism",
             )
         mechanism = _choice(question["mechanism"], f"{field}.mechanism", MECHANISMS[kind])
-    options: tuple[str, ...] = ()
+    options: dict[str, tuple[str, ...]] = dict.fromkeys(languages, ())
     if kind == "choice":
         if "options" not in question:
             raise SurveyDefinitionError("is required for a choice question", f"{field}.options")
-        options = _options(question["options"], f"{field}.options")
+        options = _options(question["options"], f"{field}.options", languages)
     elif "options" in question:
         raise SurveyDefinitionError(
             f"only choice questions have options (this one is {kind})", f"{field}.options"
@@ -603,23 +747,31 @@ def _question(value: object, field: str) -> QuestionDefinition:
                     f"only number questions have min and max (this one is {kind})",
                     f"{field}.{bound}",
                 )
+    main = languages[0]
     return QuestionDefinition(
         key=key,
-        text=text,
+        text=text[main],
         type=kind,
         epsilon=epsilon,
         mechanism=mechanism,
-        options=options,
+        options=options[main],
         min=low,
         max=high,
         sensitive=sensitive,
         required=required,
+        translations={
+            language: QuestionTexts(text[language], options[language]) for language in languages[1:]
+        },
     )
 
 
-def _options(value: object, field: str) -> tuple[str, ...]:
-    """Option texts as shown to the respondent; their order is their index in the form,
-    in the stored answers and in the export, so it is kept as written."""
+def _options(value: object, field: str, languages: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Option texts as shown to the respondent, per language; their order is their index
+    in the form, in the stored answers and in the export, so it is kept as written.
+
+    Options must differ within each language: a respondent reading only Korean could not
+    tell two options apart that differ only in English.
+    """
     if not isinstance(value, list):
         raise SurveyDefinitionError(
             f"must be a list of option texts (got {_describe(value)})", field
@@ -628,19 +780,25 @@ def _options(value: object, field: str) -> tuple[str, ...]:
         raise SurveyDefinitionError(
             f"must list {MIN_OPTIONS} to {MAX_OPTIONS} options (got {len(value)})", field
         )
-    options: list[str] = []
-    first_use: dict[str, int] = {}
+    options: dict[str, list[str]] = {language: [] for language in languages}
+    first_use: dict[tuple[str, str], str] = {}
     for index, item in enumerate(value):
         item_field = f"{field}[{index}]"
-        option = _text(_integer_as_text(item), item_field, MAX_OPTION_LENGTH)
-        if option in first_use:
-            raise SurveyDefinitionError(
-                f"duplicate option {_shorten(option)} (already {field}[{first_use[option]}])",
-                item_field,
-            )
-        first_use[option] = index
-        options.append(option)
-    return tuple(options)
+        if isinstance(item, dict):
+            item = {language: _integer_as_text(text) for language, text in item.items()}
+        elif len(languages) == 1:
+            item = _integer_as_text(item)
+        texts = _localized(item, item_field, MAX_OPTION_LENGTH, languages)
+        for language, option in texts.items():
+            option_field = _join(item_field, language) if isinstance(item, dict) else item_field
+            if (language, option) in first_use:
+                raise SurveyDefinitionError(
+                    f"duplicate option {_shorten(option)} (already {first_use[language, option]})",
+                    option_field,
+                )
+            first_use[language, option] = option_field
+            options[language].append(option)
+    return {language: tuple(texts) for language, texts in options.items()}
 
 
 def _integer_as_text(value: object) -> object:

@@ -15,9 +15,13 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Protocol
 
-from .definitions import DEFAULT_CHOICE_NUMBER_EPSILON, QuestionDefinition
+from .definitions import DEFAULT_CHOICE_NUMBER_EPSILON, DEFAULT_MECHANISM, QuestionDefinition
 from .privacy import (
+    DiscreteLaplace,
+    DuchiBinary,
+    GeneralizedRandomizedResponse,
     Mechanism,
+    OptimizedUnaryEncoding,
     PlainChoice,
     PlainNumber,
     TwoCoinDesign,
@@ -27,6 +31,13 @@ from .privacy import (
 )
 
 FINGERPRINT_HEX_DIGITS = 16  # 64 bits: tells designs apart, never a secret
+#: A stored mechanism's name -> the ``mechanism`` a survey file asks for it by.
+_FILE_MECHANISM_NAMES = {
+    GeneralizedRandomizedResponse.name: "grr",
+    OptimizedUnaryEncoding.name: "oue",
+    DiscreteLaplace.name: "laplace",
+    DuchiBinary.name: "duchi",
+}
 
 
 class QuestionOfSomeKind(Protocol):
@@ -55,6 +66,13 @@ def question_mechanism(question: QuestionDefinition) -> Mechanism:
     return _family(question.type, question.options, question.min, question.max)(
         epsilon, question.mechanism
     )
+
+
+def file_mechanism_name(mechanism: Mechanism) -> str:
+    """How a survey file asks for this mechanism by name: what ``auto`` chose, written out,
+    so the file gives the same mechanism back ("auto" for yes/no and plain questions,
+    which have no choice to make)."""
+    return _FILE_MECHANISM_NAMES.get(mechanism.name, DEFAULT_MECHANISM)
 
 
 def mechanism_at(question: QuestionOfSomeKind, epsilon: Fraction) -> Mechanism:

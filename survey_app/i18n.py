@@ -9,10 +9,14 @@ part. Instead every URL the app builds while serving a request carries the reque
 
 from __future__ import annotations
 
+import datetime
+from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlencode
 
+import flask_babel
 from flask import Flask, g, has_request_context, request
-from flask_babel import Babel
+from flask_babel import Babel, get_locale
 
 LANGUAGES = ("en", "ko", "zh")
 DEFAULT_LANGUAGE = "en"
@@ -20,6 +24,33 @@ DEFAULT_LANGUAGE = "en"
 LANGUAGE_NAMES = {"en": "English", "ko": "한국어", "zh": "简体中文"}
 # The HTML ``lang`` value: "zh" alone does not say which script the page is written in.
 HTML_LANG = {"en": "en", "ko": "ko", "zh": "zh-Hans"}
+
+
+# Flask-Babel ships no type information; these typed doors to it keep mypy's checks on the
+# words and numbers every page is built from.
+def gettext(string: str, **variables: Any) -> str:
+    """``string`` in the page's language, with ``%(name)s`` placeholders filled."""
+    return str(flask_babel.gettext(string, **variables))
+
+
+def ngettext(singular: str, plural: str, num: int, **variables: Any) -> str:
+    """The singular or plural form for ``num`` (``%(num)d``) in the page's language."""
+    return str(flask_babel.ngettext(singular, plural, num, **variables))
+
+
+def format_decimal(number: float, format: str | None = None) -> str:
+    """A number in the page's locale (grouping and decimal signs) with a CLDR pattern."""
+    return str(flask_babel.format_decimal(number, format=format))
+
+
+def format_percent(number: float, format: str | None = None) -> str:
+    """A share as the page's locale writes a percentage."""
+    return str(flask_babel.format_percent(number, format=format))
+
+
+def format_date(day: datetime.date, format: str = "long") -> str:
+    """A day as the page's locale writes a date."""
+    return str(flask_babel.format_date(day, format=format))
 
 
 def url_language() -> str | None:
@@ -33,6 +64,29 @@ def select_locale() -> str:
     if not has_request_context():  # a command run from the terminal
         return DEFAULT_LANGUAGE
     return url_language() or request.accept_languages.best_match(LANGUAGES) or DEFAULT_LANGUAGE
+
+
+def current_language() -> str:
+    """The page's language code (``en``, ``ko`` or ``zh``)."""
+    return str(get_locale() or DEFAULT_LANGUAGE)
+
+
+def language_links(offered: Sequence[str] = LANGUAGES) -> list[tuple[str, str]]:
+    """(language, address) for a switcher: this page in each offered language.
+
+    The address is this page's path and query with ``lang`` set, so the choice lives in
+    the URL only. After a POST the page's own address is a GET of the same path (the
+    survey form again), without the POST's data.
+    """
+    query = request.args.to_dict(flat=False) if request.method == "GET" else {}
+    query.pop("lang", None)
+    links = []
+    for language in offered:
+        if language in LANGUAGES:
+            links.append(
+                (language, f"{request.path}?{urlencode({**query, 'lang': language}, doseq=True)}")
+            )
+    return links
 
 
 def _carry_language(endpoint: str, values: dict[str, Any]) -> None:
@@ -53,5 +107,9 @@ def init_app(app: Flask, translations_dir: str) -> None:
     app.before_request(_remember_url_language)
     app.url_defaults(_carry_language)
     app.jinja_env.globals.update(
-        LANGUAGES=LANGUAGES, LANGUAGE_NAMES=LANGUAGE_NAMES, HTML_LANG=HTML_LANG
+        LANGUAGES=LANGUAGES,
+        LANGUAGE_NAMES=LANGUAGE_NAMES,
+        HTML_LANG=HTML_LANG,
+        current_language=current_language,
+        language_links=language_links,
     )

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from .i18n import format_decimal, format_percent, ngettext
+from .i18n import gettext as _
 from .surveys import Question, Survey
 
 
@@ -49,54 +51,78 @@ def survey_ledger(survey: Survey) -> list[LedgerEntry]:
     ]
 
 
+def epsilon_text(epsilon: float) -> str:
+    """ε as the pages show it: two decimals, in the page's locale ("1.10")."""
+    return format_decimal(epsilon, format="#,##0.00")
+
+
 def odds_text(epsilon: float) -> str:
-    """e^ε for reading: "3.0" for ln 3, "1,097" for a large total."""
+    """e^ε for reading, in the page's locale: "3.0" for ln 3, "1,097" for a large total."""
     odds = math.exp(epsilon)
-    return f"{odds:.1f}" if odds < 100 else f"{odds:,.0f}"
+    return format_decimal(odds, format="#,##0.0" if odds < 100 else "#,##0")
 
 
 def _share(value: Fraction) -> str:
     """A probability as a percentage a respondent reads at a glance (e.g. 73%)."""
-    percent = float(100 * value)
-    return f"{percent:.0f}%" if percent >= 1 else f"{percent:.2f}%"
+    return format_percent(float(value), format="#,##0%" if value >= 0.01 else "#,##0.00%")
+
+
+def method_name(question: Question) -> str:
+    """The mechanism's name in plain words, for respondents (not its stored identifier)."""
+    if not question.sensitive:
+        return _("Not randomized")
+    names = {
+        "two_coin_randomized_response": _("Randomized response (two coins)"),
+        "generalized_randomized_response": _("Randomized choice"),
+        "optimized_unary_encoding": _("Randomly marked options"),
+        "discrete_laplace": _("Random noise added to the number"),
+        "duchi_binary": _("Number stored as “high” or “low” at random"),
+    }
+    return names[question.mechanism.name]
 
 
 def plain_description(question: Question) -> str:
-    """What the mechanism does to this question's answer, in one or two plain sentences."""
+    """What the mechanism does to this question's answer, in one or two whole sentences a
+    translator can make natural: numbers are named placeholders, never joined fragments."""
     if not question.sensitive:
-        return "Stored exactly as you give it: answer only if you are happy with that."
+        return _("Stored exactly as you give it: answer only if you are happy with that.")
     params = question.mechanism.parameters()
     name = params["mechanism"]
     if name == "two_coin_randomized_response":
-        t = Fraction(str(params["truth_probability"]))
-        f = Fraction(str(params["forced_yes_probability"]))
-        return (
-            f"Your real answer is used with probability {_share(t)}; otherwise a coin answers "
-            f"for you (“yes” with probability {_share(f)})."
+        return _(
+            "Your real answer is used with probability %(truth)s. Otherwise a coin answers "
+            "for you, and it says “yes” with probability %(yes)s.",
+            truth=_share(Fraction(str(params["truth_probability"]))),
+            yes=_share(Fraction(str(params["forced_yes_probability"]))),
         )
     if name == "generalized_randomized_response":
-        keep = Fraction(str(params["keep_probability"]))
         others = int(str(params["k"])) - 1
-        return (
-            f"Your real choice is kept with probability {_share(keep)}; otherwise one of the "
-            f"other {others} options is picked at random instead."
+        return ngettext(
+            "Your real choice is kept with probability %(keep)s. Otherwise the other "
+            "option is stored instead.",
+            "Your real choice is kept with probability %(keep)s. Otherwise one of the "
+            "other %(num)d options is picked at random and stored instead.",
+            others,
+            keep=_share(Fraction(str(params["keep_probability"]))),
         )
     if name == "optimized_unary_encoding":
-        flip = Fraction(str(params["flip_to_one_probability"]))
-        return (
-            "Every option is marked or left unmarked at random: your real choice is marked "
-            f"with probability 50%, every other option with probability {_share(flip)}."
+        return _(
+            "Every option is marked or left unmarked at random. Your real choice is marked "
+            "with probability %(real)s, and every other option with probability %(other)s.",
+            real=_share(Fraction(str(params["one_probability"]))),
+            other=_share(Fraction(str(params["flip_to_one_probability"]))),
         )
     if name == "discrete_laplace":
         alpha = math.exp(-Fraction(str(params["gamma"])))
         typical = 2 * alpha / (1 - alpha * alpha)  # E|Z| for two-sided geometric noise
-        return (
-            "A random whole number is added to your answer before it is stored "
-            f"(on average about ±{typical:.1f}, sometimes much more)."
+        return _(
+            "A random whole number is added to your answer before it is stored. On average "
+            "it is about %(typical)s either way, and sometimes much more.",
+            typical=format_decimal(typical, format="#,##0.0"),
         )
     if name == "duchi_binary":
-        return (
-            "Only “high” or “low” is stored, chosen at random with a slight lean towards "
-            "the end of the range your number is closer to."
+        return _(
+            "Only “high” or “low” is stored. It is chosen at random, leaning slightly "
+            "towards the end of the range your number is closer to."
         )
     raise ValueError(f"no description for mechanism {name!r}")

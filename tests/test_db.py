@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -114,5 +115,73 @@ def test_a_version_3_database_migrates_without_losing_a_response(tmp_path) -> No
     assert [tallies[q.id] for q in survey.questions] == [{"n": 3, "yes": 2}, {"n": 3, "yes": 1}]
     assert recount(db, survey).matched
     assert db.execute("SELECT responses FROM surveys").fetchone()[0] == 3
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_version_5_database_gains_languages_without_losing_anything(tmp_path) -> None:
+    """Before surveys had languages: every survey becomes English-only, its texts, design,
+    response and tallies untouched, and its definition (no source kept) is generated."""
+    from survey_app.db import MIGRATIONS, connect, migrate, write_transaction
+    from survey_app.definitions import parse_definition
+    from survey_app.designs import question_mechanism
+    from survey_app.surveys import get_survey, survey_source
+    from survey_app.tallies import read_tallies
+
+    path = tmp_path / "v5.db"
+    db = connect(path)
+    for version, step in enumerate(MIGRATIONS[:5]):
+        with write_transaction(db):
+            step(db)
+            db.execute(f"PRAGMA user_version = {version + 1}")
+    parameters = question_mechanism(
+        parse_definition("slug: s\ntitle: T\nquestions: [{key: a, text: A}]").questions[0]
+    ).parameters()
+    design = json.dumps({"a": parameters}, sort_keys=True)
+    db.executescript(
+        f"""
+        INSERT INTO surveys (id, slug, title, description, created_on, status, consent,
+            contact, design, responses)
+            VALUES (1, 'old', 'Old survey', 'Café ☕', '2026-01-01', 'open', 'Agree?',
+            'me@example.edu', 'f1', 1);
+        INSERT INTO designs (fingerprint, survey_id, questions) VALUES ('f1', 1, '{design}');
+        INSERT INTO questions (id, survey_id, position, key, text, type, parameters)
+            VALUES (7, 1, 0, 'a', 'Did you?', 'yes_no', '{json.dumps(parameters)}');
+        INSERT INTO responses (survey_id, submission_id, answered_on, design, answers)
+            VALUES (1, 'submission-000000000001', '2026-01-02', 'f1', '{{"a": 1}}');
+        INSERT INTO tallies (question_id, cell, value) VALUES (7, 'n', 1), (7, 'yes', 1);
+        """
+    )
+    before = db.execute("SELECT * FROM surveys").fetchall()
+    db.conn.close()
+
+    db = connect(path)
+    assert migrate(db) == len(MIGRATIONS) == 6
+    assert (
+        db.execute(
+            "SELECT id, slug, title, description, created_on, owner_id, status, access, consent, "
+            "contact, max_epsilon, design, responses FROM surveys"
+        ).fetchall()
+        == before
+    )
+    assert db.execute("SELECT languages, translations, source FROM surveys").fetchall() == [
+        ('["en"]', "{}", None)
+    ]
+    survey = get_survey(db, "old")
+    assert survey is not None
+    assert (survey.languages, survey.translations, survey.localized("ko")) == (
+        ("en",),
+        {},
+        survey,
+    )
+    assert survey.questions[0].translations == {}
+    assert read_tallies(db, survey) == {7: {"n": 1, "yes": 1}}
+    assert db.execute("SELECT answers FROM responses").fetchall() == [('{"a": 1}',)]
+    regenerated = parse_definition(survey_source(db, survey))
+    assert (regenerated.title, regenerated.description, regenerated.consent) == (
+        "Old survey",
+        "Café ☕",
+        "Agree?",
+    )
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

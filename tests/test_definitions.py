@@ -189,7 +189,13 @@ BAD_YAML = [
     ("title-boolean", yaml_with("Campus health survey", "yes"), "title", 2, "got a boolean"),
     ("title-date", yaml_with("Campus health survey", "2024-13-45"), "title", 2, "got a date"),
     ("title-too-long", yaml_with("Campus health survey", "t" * 201), "title", 2, "at most 200"),
-    ("title-mapping", yaml_with("Campus health survey", "{a: b}"), "title", 2, "got a mapping"),
+    (
+        "title-mapping",
+        yaml_with("Campus health survey", "{a: b}"),
+        "title.a",
+        2,
+        "'a' is not one of the survey's languages (en)",
+    ),
     ("title-missing", yaml_with("title: Campus health survey\n", ""), "title", None, "required"),
     ("description-null", yaml_with("Optional text.", "~"), "description", 3, "empty value"),
     ("description-long", yaml_with("Optional text.", "d" * 5001), "description", 3, "at most 5000"),
@@ -262,8 +268,8 @@ BAD_YAML = [
         VALID_YAML + "tittle: x\n",
         "tittle",
         10,
-        "unknown key 'tittle' (allowed: slug, title, description, access, consent, contact, "
-        "max_epsilon, questions)",
+        "unknown key 'tittle' (allowed: slug, languages, title, description, access, consent, "
+        "contact, max_epsilon, questions)",
     ),
     ("top-duplicate-key", yaml_with("title:", "slug: other\ntitle:"), "slug", 2, "duplicate key"),
     (

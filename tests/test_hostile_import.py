@@ -51,33 +51,64 @@ structure = st.recursive(
     lambda children: st.one_of(
         st.lists(children, max_size=4),
         st.dictionaries(
-            st.one_of(nasty_text, st.sampled_from(["slug", "key", "text"])), children, max_size=4
+            st.one_of(
+                nasty_text, st.sampled_from(["slug", "key", "text", "languages", "en", "ko"])
+            ),
+            children,
+            max_size=4,
         ),
     ),
     max_leaves=20,
 )
 
 
+def _in_languages(draw: st.DrawFn, languages: list[str], fallback: str) -> object:
+    """A text as a survey in ``languages`` needs it: plain for one language, else one per
+    language; sometimes with a language missing, one too many, or given plainly."""
+    texts = {code: draw(nasty_text) or f"{fallback} ({code})" for code in languages}
+    twist = draw(st.sampled_from(["none", "none", "none", "missing", "extra", "plain"]))
+    if twist == "missing":
+        texts.pop(draw(st.sampled_from(languages)))
+    elif twist == "extra":
+        texts[draw(st.sampled_from(["en", "ko", "zh", "fr"]))] = draw(nasty_text)
+    elif twist == "plain" or (len(languages) == 1 and draw(st.booleans())):
+        return texts.get(languages[0], fallback)
+    return texts
+
+
 @st.composite
 def near_valid_definition(draw: st.DrawFn) -> dict:
-    """A valid definition with a few of its parts replaced by anything at all."""
+    """A valid definition, in one to three languages, with a few of its parts replaced by
+    anything at all."""
     slug = draw(
         st.one_of(st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,2}", fullmatch=True), nasty_text)
     )
+    languages = draw(st.sampled_from([["en"], ["en"], ["ko"], ["en", "ko"], ["zh", "ko", "en"]]))
     questions: list[dict[str, Any]] = [
         {
             "key": draw(st.sampled_from(["q1", "q2", "a_b", "z9"])) + str(i),
-            "text": draw(nasty_text) or "A question?",
+            "text": _in_languages(draw, languages, "A question?"),
             "type": "yes_no",
         }
         for i in range(draw(st.integers(1, 4)))
     ]
+    if draw(st.booleans()):
+        questions.append(
+            {
+                "key": "choice",
+                "text": _in_languages(draw, languages, "Which?"),
+                "type": "choice",
+                "options": [_in_languages(draw, languages, f"Option {i}") for i in range(3)],
+            }
+        )
     definition: dict[str, Any] = {
         "slug": slug,
-        "title": draw(nasty_text) or "A title",
-        "description": draw(nasty_text),
+        "title": _in_languages(draw, languages, "A title"),
+        "description": _in_languages(draw, languages, ""),
         "questions": questions,
     }
+    if languages != ["en"] or draw(st.booleans()):
+        definition["languages"] = languages
     for _ in range(draw(st.integers(0, 2))):
         target = draw(st.sampled_from(["survey", "question"]))
         holder = (

@@ -121,7 +121,7 @@ def test_the_wait_is_capped(app: Flask, clock: Clock, researcher: str) -> None:
             clock.advance(60)
     response = attempt(client, researcher, PASSWORD, OWNER)
     assert response.status_code == 429
-    waited = re.search(r"try again in (\d+) seconds", response.get_data(as_text=True))
+    waited = re.search(r"Try again in (\d+) seconds", response.get_data(as_text=True))
     assert waited is not None
     retry = int(waited[1])
     assert retry <= 15 * 60

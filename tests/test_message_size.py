@@ -230,8 +230,9 @@ def test_fixed_width_numbers(app: Flask, survey: Survey) -> None:
     ]
     assert [fixed_width_number(duchi, n) for n in (0, 7, 50)] == ["00", "07", "50"]
     _, page = rendered_form(app)
-    assert '<option value="">Choose…' in page and "type all 3 digits after a 0" in page
-    assert "e.g. -020 for -20, 0500 for 500" in page and "e.g. 0000 for 0" in page
+    assert '<option value="">Choose…' in page and "Type all 3 digits after a 0" in page
+    assert "for example -020 for -20 and 0500 for 500" in page
+    assert "for example 0000 for 0)" in page
     # The number inputs are randomize.js's: disabled, so a form without JS never sends them.
     assert page.count('<div class="js-swap" hidden><label>A whole number') == 3
     assert len(re.findall(r'<input type="number" [^>]* disabled required>', page)) == 3

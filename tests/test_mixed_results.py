@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -98,12 +99,14 @@ def test_estimates_json_and_csv_agree(answered: Flask, logged_in: FlaskClient) -
 
 def test_dashboard_shows_every_type(answered: Flask, logged_in: FlaskClient) -> None:
     page = logged_in.get(f"/research/surveys/{MIXED_SLUG}").get_data(as_text=True)
-    assert "<strong>8</strong> responses" in page
+    assert "<strong>8 responses.</strong>" in page
     assert "Which of these have you used most often" in page and "Every option" in page
-    assert "plot.svg?question=substance" in page
-    assert "Estimated mean" in page and "duchi binary, ε = 1.00" in page
+    assert re.search(r'plot\.svg\?[^"]*question=substance', page)
+    # Mechanisms in words, not identifiers.
+    assert "Estimated mean" in page and "Duchi et al.’s one-bit mechanism, ε = 1.00" in page
+    assert "duchi_binary" not in page and "duchi binary" not in page
     assert "not randomized (stored as given)" in page
-    assert "Smallest ε for 1000 respondents" in page
+    assert "Smallest ε for 1,000 respondents" in page
     svg = logged_in.get(f"/research/surveys/{MIXED_SLUG}/plot.svg?question=substance")
     assert svg.status_code == 200 and b"<svg" in svg.data
     assert (
@@ -119,7 +122,7 @@ def test_planner_answers_both_ways(answered: Flask, logged_in: FlaskClient) -> N
     ).get_data(as_text=True)
     stress_row = page[page.index("Have you felt overwhelmed", page.index('id="planner"')) :]
     stress_row = stress_row[: stress_row.index("</tr>")]
-    assert "<strong>1537</strong>" in stress_row and ">1.099<" in stress_row
+    assert "<strong>1,537</strong>" in stress_row and ">1.099<" in stress_row
 
 
 def test_codebook_lists_every_questions_mechanism(answered: Flask, logged_in: FlaskClient) -> None:

@@ -59,8 +59,8 @@ def test_the_page_states_each_questions_epsilon_and_marks_plain_ones(mixed_app: 
     assert "Not randomized.</strong> Stored exactly as you give it" in page
     assert "Randomized, ε = 0.50." in page and "Randomized, ε = 2.00." in page
     # ε = 0.5 + 2 + 1 + 1 + ln 3 for the five randomized questions: 5.60, e^5.60 ≈ 270.
-    assert "All 5 randomized questions\n    together: ε = 5.60" in page
-    assert "at most\n    270 times as likely" in page
+    assert "All 5 randomized questions together cost ε = 5.60" in page
+    assert "at most 270 times as likely" in page
     assert "(optional)" in page
 
 

@@ -99,7 +99,11 @@ def test_repeated_failures_are_slowed_down(client: FlaskClient, researcher: str)
     # Even the right password waits out the delay: guessing faster gains nothing.
     throttled = log_in(client, researcher)
     assert throttled.status_code == 429
-    assert "try again in" in throttled.get_data(as_text=True)
+    page = throttled.get_data(as_text=True)
+    # One sentence, said once (it used to read "Too many failed logins: too many failed
+    # logins; try again in …").
+    assert re.search(r"Too many failed logins\. Try again in \d+ seconds?\.", page)
+    assert page.lower().count("too many failed logins") == 1
 
 
 @pytest.mark.parametrize(
@@ -205,7 +209,7 @@ def test_bad_options_are_400(logged_in: FlaskClient) -> None:
 
 def test_planner_on_dashboard(logged_in: FlaskClient) -> None:
     page = logged_in.get(f"/research/surveys/{SLUG}?half_width=0.05").get_data(as_text=True)
-    assert "<strong>1537</strong>" in page
+    assert "<strong>1,537</strong>" in page  # the locale's digit grouping
 
 
 def test_plot_is_svg_and_changes_with_new_responses(
@@ -278,3 +282,56 @@ def test_create_researcher_refuses_short_passwords(runner: FlaskCliRunner) -> No
     result = runner.invoke(args=["create-researcher", "grace", "--password-stdin"], input="short\n")
     assert result.exit_code == 1
     assert "at least 10 characters" in result.output
+
+
+def test_counts_and_methods_are_in_words(app: Flask, logged_in: FlaskClient) -> None:
+    """ "1 answers" and "95.0% wilson interval" were what a newcomer read."""
+    submit_client_randomized(app, dict.fromkeys(KEYS, "y"))
+    page = logged_in.get(f"/research/surveys/{SLUG}?method=wilson").get_data(as_text=True)
+    assert "<strong>1 response.</strong>" in page and "1 responses" not in page
+    assert "Estimated prevalence (95% Wilson score interval)" in page
+    assert "from 3 randomized questions" in page
+    exact = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    assert "Estimated prevalence (95% Clopper–Pearson exact interval)" in exact
+    assert re.search(r"wilson|clopper-pearson|two_coin", re.sub(r'"[^"]*"', "", exact)) is None
+    submit_client_randomized(app, dict.fromkeys(KEYS, "n"))
+    again = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    assert "<strong>2 responses.</strong>" in again
+
+
+def test_numbers_follow_the_page_language(answered: Flask, logged_in: FlaskClient) -> None:
+    from babel.numbers import format_percent
+
+    for language in ("en", "ko", "zh"):
+        page = logged_in.get(f"/research/surveys/{SLUG}?lang={language}").get_data(as_text=True)
+        assert format_percent(0.7, "#,##0.0%", locale=language) in page
+        assert f"lang={language}" in page  # links and the plot keep the language
+
+
+@pytest.mark.parametrize("width", ["wide", "narrow"])
+def test_the_plot_labels_are_question_texts_in_legible_text(
+    answered: Flask, logged_in: FlaskClient, width: str
+) -> None:
+    """SVG text (not outlines, so any script shows), the whole question wrapped over
+    lines, never a key; the font large enough at the narrowest width it is shown at."""
+    from survey_app.research.plots import (
+        FONT_POINTS,
+        LEGIBLE_PX,
+        PLOT_WIDTHS,
+        SHOWN_AT_LEAST_PX,
+    )
+
+    svg = logged_in.get(f"/research/surveys/{SLUG}/plot.svg?width={width}").get_data(as_text=True)
+    lines = [line.strip() for line in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+    text = " ".join(lines)
+    survey = get_survey(connect(answered.config["DATABASE"]), SLUG)
+    assert survey is not None
+    for question in survey.questions:
+        assert question.text in text, question.text
+        assert question.key not in lines
+    natural_px = PLOT_WIDTHS[width] * 96
+    sizes = {float(size) for size in re.findall(r"font-size: ([\d.]+)px", svg)}
+    assert sizes == {FONT_POINTS}
+    assert FONT_POINTS * 96 / 72 * SHOWN_AT_LEAST_PX[width] / natural_px >= LEGIBLE_PX
+    assert "Estimated prevalence, with 95% confidence intervals" in text
+    assert logged_in.get(f"/research/surveys/{SLUG}/plot.svg?width=huge").status_code == 400

@@ -9,6 +9,8 @@ check that costs one hash of the current kind whether or not the username exists
 
 from __future__ import annotations
 
+import base64
+import datetime
 import re
 import time
 from http.cookies import SimpleCookie
@@ -22,9 +24,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from survey_app import accounts, create_app
+from survey_app import accounts, answered, create_app
 from survey_app.accounts import create_researcher
 from survey_app.db import get_db
+from survey_app.surveys import get_survey, set_status
 
 from .conftest import PASSWORD, SLUG, Clock, answers, fresh_form, hidden_fields, log_in
 
@@ -97,11 +100,17 @@ def test_the_login_cookie_lasts_as_long_as_the_browser(
     assert "Expires" not in cookie and "Max-Age" not in cookie
 
 
+def record_cookies(response: TestResponse) -> dict[str, str]:
+    """The "answered" records a response sets or deletes, by name: their Set-Cookie lines."""
+    return {n: line for n, line in set_cookies(response).items() if n.startswith("answered")}
+
+
 def test_answering_a_survey_leaves_the_login_cookie_alone(logged_in: FlaskClient) -> None:
-    cookies = set_cookies(answer_survey(logged_in))
-    session_cookie = cookies.get("session", "")
+    response = answer_survey(logged_in)
+    session_cookie = set_cookies(response).get("session", "")
     assert "Expires" not in session_cookie, "answering made the login cookie persistent"
-    assert "Max-Age" in cookies["answered"] and "HttpOnly" in cookies["answered"]
+    [record] = record_cookies(response).values()
+    assert "Expires" in record and "HttpOnly" in record and "SameSite=Lax" in record
 
 
 def test_logging_in_and_out_keeps_the_answered_record(client: FlaskClient, researcher: str) -> None:
@@ -112,14 +121,93 @@ def test_logging_in_and_out_keeps_the_answered_record(client: FlaskClient, resea
     assert "already answered" in page
 
 
-def test_the_answered_record_holds_which_surveys_only(app: Flask, client: FlaskClient) -> None:
-    answer_survey(client)
-    cookie = client.get_cookie("answered")
+def test_the_cookie_jar_does_not_say_which_survey_was_answered(
+    app: Flask, client: FlaskClient
+) -> None:
+    """What a person at a shared computer can read: one record per survey, whose name is a
+    keyed hash of the slug (no slug, title or list), whose value is a signature, and which
+    expires at a midnight (UTC) at most ANSWERED_RECORD_DAYS later: a day, not a time."""
+    response = answer_survey(client)
+    [(name, line)] = record_cookies(response).items()
+    cookie = client.get_cookie(name)
     assert cookie is not None
+    readable = [name, cookie.value, *(_decoded(part) for part in re.split(r"[.-]", cookie.value))]
+    for text in readable:
+        for secret in (SLUG, SLUG.replace("-", ""), "Campus", "health"):
+            assert secret not in text, (secret, text)
+    with app.test_request_context():
+        assert answered.record_name(SLUG) == name
+        app.secret_key = "another key"
+        assert answered.record_name(SLUG) != name  # without this app's key, no match
+    parsed: SimpleCookie = SimpleCookie()
+    parsed.load(line)
+    expires = datetime.datetime.strptime(parsed[name]["expires"], "%a, %d %b %Y %H:%M:%S GMT")
+    assert expires.time() == datetime.time(0, 0)
+    days = (expires.date() - datetime.datetime.now(datetime.UTC).date()).days
+    assert 30 <= days <= 31  # the default, far short of the year it used to be
+    assert not parsed[name]["max-age"]
+
+
+def _decoded(text: str) -> str:
+    padded = text + "=" * (-len(text) % 4)
+    try:
+        return base64.urlsafe_b64decode(padded).decode("latin-1")
+    except ValueError:
+        return ""
+
+
+def test_the_record_lifetime_is_a_setting(app: Flask, client: FlaskClient) -> None:
+    app.config["ANSWERED_RECORD_DAYS"] = 2
+    parsed: SimpleCookie = SimpleCookie()
+    parsed.load(next(iter(record_cookies(answer_survey(client)).values())))
+    [morsel] = parsed.values()
+    expires = datetime.datetime.strptime(morsel["expires"], "%a, %d %b %Y %H:%M:%S GMT")
+    assert (expires.date() - datetime.datetime.now(datetime.UTC).date()).days == 3
+
+
+def test_a_closed_survey_s_record_is_deleted_when_the_browser_comes_back(
+    app: Flask, client: FlaskClient
+) -> None:
+    answer_survey(client)
+    with app.test_request_context():
+        name = answered.record_name(SLUG)
+    assert client.get_cookie(name) is not None
+    assert name not in record_cookies(client.get("/"))  # kept while the survey is open
+    with app.app_context():
+        db = get_db()
+        survey = get_survey(db, SLUG)
+        assert survey is not None
+        set_status(db, survey, "closed")
+    response = client.get("/")
+    assert name in record_cookies(response)
+    assert client.get_cookie(name) is None
+
+
+def test_a_made_up_record_counts_for_nothing_and_is_deleted(
+    app: Flask, client: FlaskClient
+) -> None:
+    with app.test_request_context():
+        name = answered.record_name(SLUG)
+    client.set_cookie(name, "not-a-signature")
+    response = client.get(f"/s/{SLUG}")
+    assert "already answered" not in response.get_data(as_text=True)
+    assert name in record_cookies(response)  # deleted
+    assert client.get_cookie(name) is None
+
+
+def test_the_year_long_list_of_an_earlier_version_still_counts_and_is_replaced(
+    app: Flask, client: FlaskClient
+) -> None:
+    """The record used to be one signed list of every slug, kept a year: it still refuses
+    a second answer, and the first visit swaps it for this version's record."""
     serializer = itsdangerous.URLSafeTimedSerializer("test-secret", salt="answered-surveys")
-    assert serializer.loads(cookie.value) == [SLUG]
-    with client.session_transaction() as session:
-        assert "answered" not in session
+    client.set_cookie("answered", serializer.dumps([SLUG, "some-closed-survey"]))
+    response = client.get(f"/s/{SLUG}")
+    assert "already answered" in response.get_data(as_text=True)
+    assert client.get_cookie("answered") is None
+    with app.test_request_context():
+        name = answered.record_name(SLUG)
+    assert client.get_cookie(name) is not None
     assert "already answered" in client.get(f"/s/{SLUG}").get_data(as_text=True)
 
 
@@ -136,7 +224,8 @@ def test_a_record_kept_in_the_old_session_cookie_still_counts(
     client.set_cookie("session", old_cookie)
     response = client.get(f"/s/{SLUG}")
     assert "already answered" in response.get_data(as_text=True)
-    assert "answered" in set_cookies(response)  # moved into its own cookie
+    with app.test_request_context():
+        assert answered.record_name(SLUG) in record_cookies(response)  # moved into its own
 
 
 def test_passwords_are_hashed_at_owasp_parameters(tmp_path: Path) -> None:
@@ -195,6 +284,5 @@ def test_cookies_are_secure_when_asked(app: Flask, researcher: str) -> None:
         f"/s/{SLUG}", data={**form, **answers()}, base_url=https, headers={"Referer": https + "/"}
     )
     assert response.status_code == 200
-    parsed: SimpleCookie = SimpleCookie()
-    parsed.load(set_cookies(response)["answered"])
-    assert parsed["answered"]["secure"]
+    [line] = record_cookies(response).values()
+    assert "Secure" in line

@@ -233,7 +233,7 @@ def test_a_wal_that_cannot_be_emptied_stores_nothing_and_keeps_the_link(
     monkeypatch.setattr(invitations, "erase_write_ahead_log", lambda db: False)
     busy = client.post("/s/staff-pulse", data={**fields, "burnout": "y"})
     assert busy.status_code == 503
-    assert "nothing was stored" in busy.get_data(as_text=True)
+    assert "Nothing was stored" in busy.get_data(as_text=True)
     database = sqlite3.connect(app.config["DATABASE"])
     assert database.execute("SELECT count(*) FROM responses").fetchone()[0] == 0
     assert database.execute("SELECT used FROM invitations").fetchall() == [(0,)]

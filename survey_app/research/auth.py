@@ -29,6 +29,8 @@ from werkzeug.wrappers import Response
 from .. import accounts
 from ..accounts import LoginThrottled, Researcher, SessionLimits, authenticate
 from ..db import get_db
+from ..i18n import gettext as _
+from ..i18n import ngettext
 from ..limits import limit_logins
 from .forms import LoginForm
 
@@ -134,7 +136,12 @@ def login() -> Response | tuple[str, int]:
                 trusted_device=device,
             )
         except LoginThrottled as err:
-            error, status = f"Too many failed logins: {err}.", 429
+            error = ngettext(
+                "Too many failed logins. Try again in %(num)d second.",
+                "Too many failed logins. Try again in %(num)d seconds.",
+                err.retry_after,
+            )
+            status = 429
         else:
             if researcher is not None:
                 old_token = session.get(SESSION_KEY)
@@ -147,9 +154,9 @@ def login() -> Response | tuple[str, int]:
                 response = make_response(redirect(safe_next(request.args.get("next"))))
                 _remember_device(response, researcher.username, device)
                 return response
-            error, status = "Wrong username or password.", 401
+            error, status = _("Wrong username or password."), 401
     elif request.method == "POST":
-        error, status = "Please give a username and password.", 400
+        error, status = _("Please give a username and password."), 400
     page = render_template("research/login.html", form=form, error=error)
     return page, status
 

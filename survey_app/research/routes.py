@@ -1,4 +1,5 @@
-"""The dashboard and its downloads. Every route here needs a logged-in researcher."""
+"""The dashboard, its downloads and the owner's study controls. Every route here needs a
+logged-in researcher; the study controls need the survey's owner."""
 
 from __future__ import annotations
 
@@ -10,27 +11,70 @@ from flask import (
     Response,
     abort,
     current_app,
+    flash,
+    redirect,
     render_template,
     request,
     url_for,
 )
+from flask_babel import lazy_gettext as _l
 
 from .. import __version__
 from ..bursts import burst_monitor
 from ..db import get_db, stream_rows
 from ..estimates import QuestionEstimate, survey_estimates
 from ..exports import aggregate_csv, codebook, estimates_json, responses_csv
+from ..i18n import format_percent
+from ..i18n import gettext as _
 from ..planning import plan_survey
 from ..privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
 from ..privacy.planner import MIN_HALF_WIDTH
-from ..surveys import Survey, can_see, get_survey, list_visible_surveys, survey_response_count
+from ..surveys import Survey, can_see, get_survey, survey_response_count
 from .auth import current_researcher, require_researcher
-from .plots import estimates_svg, options_svg
+from .forms import ConfirmForm, InviteForm, ShareForm
+from .plots import PLOT_WIDTHS, TICKS, PlotRow, interval_svg
+from .studies import (
+    MAX_LINKS_AT_ONCE,
+    STATUS_ACTIONS,
+    NotByInvitationError,
+    UnknownResearcherError,
+    change_status,
+    invitation_links,
+    is_owner,
+    require_invitation_access,
+    researcher_named,
+    share_with,
+    study_summaries,
+    viewers,
+)
 
 bp = Blueprint("research", __name__, url_prefix="/research")
 bp.before_request(require_researcher)
 
 CONFIDENCE_LEVELS = (0.90, 0.95, 0.99)
+# The interval methods and mechanisms in plain words, not their identifiers.
+METHOD_NAMES = {
+    "wilson": _l("Wilson score interval"),
+    "clopper-pearson": _l("Clopper–Pearson exact interval"),
+}
+MECHANISM_NAMES = {
+    "two_coin_randomized_response": _l("randomized response with two coins"),
+    "generalized_randomized_response": _l("generalized randomized response"),
+    "optimized_unary_encoding": _l("optimized unary encoding"),
+    "discrete_laplace": _l("discrete Laplace noise"),
+    "duchi_binary": _l("Duchi et al.’s one-bit mechanism"),
+    "none": _l("not randomized"),
+}
+STATUS_NAMES = {"draft": _l("draft"), "open": _l("open"), "closed": _l("closed")}
+
+
+@bp.context_processor
+def _words() -> dict[str, object]:
+    return {
+        "METHOD_NAMES": METHOD_NAMES,
+        "MECHANISM_NAMES": MECHANISM_NAMES,
+        "STATUS_NAMES": STATUS_NAMES,
+    }
 
 
 def _survey_or_404(slug: str) -> Survey:
@@ -40,7 +84,18 @@ def _survey_or_404(slug: str) -> Survey:
     survey = get_survey(db, slug)
     researcher = current_researcher()
     if survey is None or researcher is None or not can_see(db, survey, researcher.id):
-        abort(404, description="There is no survey with that name.")
+        abort(404, description=_("There is no survey with that name."))
+    return survey
+
+
+def _owned_survey(slug: str) -> Survey:
+    """The survey, if this researcher owns it: 404 as above for one they cannot see, 403
+    for one they only view (they know it exists; they may not run it)."""
+    survey = _survey_or_404(slug)
+    researcher = current_researcher()
+    assert researcher is not None
+    if not is_owner(survey, researcher.id):
+        abort(403, description=_("Only the survey's owner can open, close or share it."))
     return survey
 
 
@@ -49,9 +104,9 @@ def _interval_options() -> tuple[float, str]:
     confidence = request.args.get("confidence", 0.95, type=float)
     method = request.args.get("method", DEFAULT_INTERVAL_METHOD)
     if confidence not in CONFIDENCE_LEVELS:
-        abort(400, description="confidence must be one of 0.9, 0.95 or 0.99.")
+        abort(400, description=_("The confidence must be 90%, 95% or 99%."))
     if method not in INTERVAL_METHODS:
-        abort(400, description=f"method must be one of {', '.join(INTERVAL_METHODS)}.")
+        abort(400, description=_("There is no interval method by that name."))
     return confidence, method
 
 
@@ -75,8 +130,8 @@ def _csv_download(lines: Iterator[str], filename: str, survey: Survey, kind: str
 def index() -> str:
     researcher = current_researcher()
     assert researcher is not None  # guaranteed by require_researcher
-    surveys = list_visible_surveys(get_db(), researcher.id)
-    return render_template("research/index.html", surveys=surveys)
+    studies = study_summaries(get_db(), researcher.id)
+    return render_template("research/index.html", studies=studies)
 
 
 MAX_PLANNED_RESPONDENTS = 10_000_000
@@ -88,10 +143,23 @@ def dashboard(slug: str) -> str:
     estimates, confidence, method = _estimates(survey)
     half_width = request.args.get("half_width", 0.05, type=float)
     if not MIN_HALF_WIDTH <= half_width <= 1:
-        abort(400, description=f"The planner's half-width must lie in [{MIN_HALF_WIDTH}, 1].")
+        abort(
+            400,
+            description=_(
+                "The planner's half-width must lie between %(low)s and 1.", low=MIN_HALF_WIDTH
+            ),
+        )
     respondents = request.args.get("respondents", 1000, type=int)
     if not 1 <= respondents <= MAX_PLANNED_RESPONDENTS:
-        abort(400, description=f"The planned respondents must be 1 to {MAX_PLANNED_RESPONDENTS:,}.")
+        abort(
+            400,
+            description=_(
+                "The planned respondents must be from 1 to %(most)s.",
+                most=MAX_PLANNED_RESPONDENTS,
+            ),
+        )
+    researcher = current_researcher()
+    assert researcher is not None
     return render_template(
         "research/dashboard.html",
         survey=survey,
@@ -105,35 +173,50 @@ def dashboard(slug: str) -> str:
         plans=plan_survey(survey, half_width, respondents, confidence),
         responses=survey_response_count(get_db(), survey),
         burst=burst_monitor(current_app).largest_burst(survey.id),
+        owned=is_owner(survey, researcher.id),
+    )
+
+
+def _yes_no_rows(estimates: list[QuestionEstimate]) -> tuple[PlotRow, ...]:
+    return tuple(
+        (item.question.text, c.estimate.point, c.estimate.low, c.estimate.high)
+        for item in estimates
+        if item.question.type == "yes_no"
+        for c in item.categories
+        if c.estimate is not None
+    )
+
+
+def _option_rows(estimates: list[QuestionEstimate], key: str) -> tuple[PlotRow, ...]:
+    chosen = [item for item in estimates if item.question.key == key]
+    if not chosen or chosen[0].question.type != "choice":
+        abort(404, description=_("There is no choice question with that key."))
+    return tuple(
+        (c.category, c.display, c.simultaneous.low, c.simultaneous.high)  # type: ignore[misc]
+        for c in chosen[0].categories
+        if c.simultaneous is not None
     )
 
 
 @bp.get("/surveys/<slug>/plot.svg")
 def plot_svg(slug: str) -> Response:
     """The yes/no questions' estimates, or with ``?question=KEY`` one choice question's
-    options as bars with simultaneous intervals."""
+    options as bars with simultaneous intervals; ``?width=narrow`` for phones."""
     survey = _survey_or_404(slug)
     estimates, confidence, _method = _estimates(survey)
+    width = request.args.get("width", "wide")
+    if width not in PLOT_WIDTHS:
+        abort(400, description=_("The plot's width must be wide or narrow."))
     key = request.args.get("question")
+    level = format_percent(confidence)
     if key is None:
-        rows = tuple(
-            (item.question.text, c.estimate.point, c.estimate.low, c.estimate.high)
-            for item in estimates
-            if item.question.type == "yes_no"
-            for c in item.categories
-            if c.estimate is not None
-        )
-        svg = estimates_svg(rows, confidence)
+        rows = _yes_no_rows(estimates)
+        label = _("Estimated prevalence, with %(level)s confidence intervals", level=level)
     else:
-        chosen = [item for item in estimates if item.question.key == key]
-        if not chosen or chosen[0].question.type != "choice":
-            abort(404, description="There is no choice question with that key.")
-        rows = tuple(
-            (c.category, c.display, c.simultaneous.low, c.simultaneous.high)  # type: ignore[misc]
-            for c in chosen[0].categories
-            if c.simultaneous is not None
-        )
-        svg = options_svg(chosen[0].question.text, rows, confidence)
+        rows = _option_rows(estimates, key)
+        label = _("Estimated share, with %(level)s intervals for every option at once", level=level)
+    ticks = tuple(format_percent(tick) for tick in TICKS)
+    svg = interval_svg(rows, label, ticks, width, bars=key is not None)
     response = Response(svg, mimetype="image/svg+xml")
     # Matplotlib's SVG styles its own elements; it has no script, and as an image it
     # could not run one anyway.
@@ -170,6 +253,111 @@ def codebook_json(slug: str) -> Response:
     confidence, method = _interval_options()
     kind = request.args.get("kind", "aggregate")
     if kind not in {"aggregate", "responses"}:
-        abort(400, description="kind must be aggregate or responses.")
+        abort(400, description=_("The codebook's kind must be aggregate or responses."))
     book = codebook(survey, kind, confidence, method, __version__)
     return Response(json.dumps(book, indent=2), mimetype="application/json")
+
+
+# Running a study. Every action is two steps: a GET that checks the request and asks
+# (changing nothing, so a link or a prefetch is harmless), then a POST with the CSRF
+# token that does it. No JavaScript is needed for either.
+
+
+def _study_page(survey: Survey, error: str | None = None) -> tuple[str, int]:
+    page = render_template(
+        "research/study.html",
+        survey=survey,
+        viewers=viewers(get_db(), survey),
+        share_form=ShareForm(formdata=None, meta={"csrf": False}),
+        invite_form=InviteForm(formdata=None, meta={"csrf": False}),
+        max_links=MAX_LINKS_AT_ONCE,
+        error=error,
+    )
+    return page, 400 if error else 200
+
+
+def _back_to_study(survey: Survey, message: str) -> Response:
+    flash(message)
+    return redirect(url_for("research.study", slug=survey.slug))  # type: ignore[return-value]
+
+
+@bp.get("/surveys/<slug>/study")
+def study(slug: str) -> tuple[str, int]:
+    return _study_page(_owned_survey(slug))
+
+
+@bp.route("/surveys/<slug>/<any(open, close):action>", methods=["GET", "POST"])
+def status_action(slug: str, action: str) -> Response | str:
+    survey = _owned_survey(slug)
+    form = ConfirmForm()
+    if form.validate_on_submit():
+        change_status(get_db(), survey, action)
+        if STATUS_ACTIONS[action] == "open":
+            return _back_to_study(survey, _("The survey is open: it accepts answers."))
+        return _back_to_study(survey, _("The survey is closed: it refuses further answers."))
+    return render_template("research/study_confirm.html", survey=survey, action=action, form=form)
+
+
+def _share_error(username: str) -> str:
+    return _("There is no researcher named %(username)s.", username=username)
+
+
+@bp.route("/surveys/<slug>/share", methods=["GET", "POST"])
+def share(slug: str) -> Response | tuple[str, int] | str:
+    survey = _owned_survey(slug)
+    asked = ShareForm(formdata=request.args, meta={"csrf": False})
+    form = ShareForm()
+    if form.validate_on_submit():
+        username = form.username.data or ""
+        try:
+            shown = share_with(get_db(), survey, username)
+        except UnknownResearcherError:
+            return _study_page(survey, _share_error(username))
+        return _back_to_study(
+            survey, _("%(username)s can now view this survey's results.", username=shown)
+        )
+    if not asked.validate():
+        return _study_page(survey, _("Give the username of the researcher to share with."))
+    username = asked.username.data or ""
+    try:
+        researcher_named(get_db(), username)
+    except UnknownResearcherError:
+        return _study_page(survey, _share_error(username))
+    form.username.data = username
+    return render_template(
+        "research/study_confirm.html", survey=survey, action="share", form=form, username=username
+    )
+
+
+@bp.route("/surveys/<slug>/invite", methods=["GET", "POST"])
+def invite(slug: str) -> tuple[str, int] | str:
+    survey = _owned_survey(slug)
+    try:
+        require_invitation_access(survey)
+    except NotByInvitationError:
+        return _study_page(
+            survey,
+            _(
+                "Anyone with the survey's address may answer it, so it needs no invitations. "
+                "Invitation links are for surveys with “access: invitation” in their file."
+            ),
+        )
+    asked = InviteForm(formdata=request.args, meta={"csrf": False})
+    form = InviteForm()
+    if form.validate_on_submit():
+        base = current_app.config["BASE_URL"]
+        links = invitation_links(get_db(), survey, form.count.data or 0, base)
+        return render_template("research/study_links.html", survey=survey, links=links)
+    if not asked.validate():
+        return _study_page(
+            survey,
+            _("Ask for a whole number of links, from 1 to %(most)s.", most=MAX_LINKS_AT_ONCE),
+        )
+    form.count.data = asked.count.data
+    return render_template(
+        "research/study_confirm.html",
+        survey=survey,
+        action="invite",
+        form=form,
+        count=asked.count.data,
+    )

@@ -34,11 +34,14 @@ from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Rege
 from ..answers import NO, NUMBER_WIDTH, YES, Report, Value, option_value
 from ..form_tokens import (
     DEFAULT_MAX_AGE_HOURS,
+    ExpiredFormToken,
     FormTokenError,
     issue_form_token,
     random_part,
     submission_id_from,
 )
+from ..i18n import format_decimal, ngettext
+from ..i18n import gettext as _
 from ..invitations import TOKEN_PATTERN
 from ..surveys import Question, Survey
 
@@ -84,8 +87,17 @@ class IssuedFormToken:
         max_age = current_app.config.get("FORM_MAX_AGE_HOURS", DEFAULT_MAX_AGE_HOURS)
         try:
             submission_id_from(_secret_keys(), self.slug, field.data, max_age)
+        except ExpiredFormToken as err:
+            message = ngettext(
+                "This form was shown more than an hour ago and has expired.",
+                "This form was shown more than %(num)d hours ago and has expired.",
+                max_age,
+            )
+            raise StopValidation(message) from err
         except FormTokenError as err:
-            raise StopValidation(str(err)) from err
+            raise StopValidation(
+                _("This form was not issued by this site for this survey.")
+            ) from err
 
 
 def sent_by_browser(formdata: MultiDict[str, str]) -> bool:
@@ -101,12 +113,12 @@ class FixedWidthNumber:
     def __call__(self, form: BaseForm, field: Field) -> None:
         raw = field.raw_data[0] if field.raw_data else ""
         if raw and not self.pattern.fullmatch(raw):
-            raise StopValidation("The randomized answer is malformed.")
+            raise StopValidation(_("The randomized answer is malformed."))
 
 
 def _presence(question: Question) -> list[object]:
     if question.required:
-        return [InputRequired(message="Please answer this question.")]
+        return [InputRequired(message=_("Please answer this question."))]
     return [Optional()]
 
 
@@ -119,7 +131,7 @@ def _answer_field(question: Question, reports: bool) -> Field:
         return RadioField(question.text, choices=YES_NO, validators=presence)
     if question.type == "choice" and reports and mechanism == "optimized_unary_encoding":
         pattern = rf"^[01]{{{len(question.options)}}}\Z"
-        message = "The randomized answer is malformed."
+        message = _("The randomized answer is malformed.")
         return StringField(question.text, validators=[*presence, Regexp(pattern, message=message)])
     if question.type == "choice":
         return RadioField(question.text, choices=indexes, validators=presence)
@@ -128,7 +140,15 @@ def _answer_field(question: Question, reports: bool) -> Field:
     else:
         assert question.min is not None and question.max is not None
         low, high = question.min, question.max
-    in_range = NumberRange(low, high, message=f"Please give a whole number from {low} to {high}.")
+    in_range = NumberRange(
+        low,
+        high,
+        message=_(
+            "Please give a whole number from %(low)s to %(high)s.",
+            low=format_decimal(low),
+            high=format_decimal(high),
+        ),
+    )
     padded = [FixedWidthNumber()] if reports and mechanism != "duchi_binary" else []
     return IntegerField(question.text, validators=[*presence, *padded, in_range])
 
@@ -138,25 +158,28 @@ def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = N
     fields: list[tuple[str, Field]] = [
         (question.key, _answer_field(question, reports)) for question in survey.questions
     ]
-    incomplete = "The form is incomplete; please reload the page."
+    incomplete = _("The form is incomplete. Please reload the page.")
+    altered = _("The form was changed after it left this site.")
     fields += [
         (
             "submission_id",
             HiddenField(validators=[InputRequired(message=incomplete), IssuedFormToken(survey)]),
         ),
-        ("randomized", HiddenField(validators=[Optional(), AnyOf(["client"])])),
+        ("randomized", HiddenField(validators=[Optional(), AnyOf(["client"], message=altered)])),
         (
             "invitation",
             HiddenField(
                 validators=[
                     Optional(),
-                    Regexp(rf"^{TOKEN_PATTERN.pattern}\Z", message="The invitation is malformed."),
+                    Regexp(
+                        rf"^{TOKEN_PATTERN.pattern}\Z", message=_("The invitation is malformed.")
+                    ),
                 ]
             ),
         ),
         # Checked against the survey's design in form_problems when the browser randomized.
         ("design", HiddenField(validators=[Optional()])),
-        ("agreed", HiddenField(validators=[Optional(), AnyOf(["yes"])])),
+        ("agreed", HiddenField(validators=[Optional(), AnyOf(["yes"], message=altered)])),
     ]
     form = BaseForm(fields)
     form.process(formdata)
@@ -166,20 +189,26 @@ def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = N
 def form_problems(survey: Survey, formdata: MultiDict[str, str]) -> list[str]:
     """Problems with the POST's shape that field validation does not see."""
     allowed = CONTROL_FIELDS | {q.key for q in survey.questions}
-    problems = [f"Unexpected field {name!r}." for name in formdata if name not in allowed]
+    problems = [
+        _("The form sent an unexpected field, %(name)s.", name=repr(name))
+        for name in formdata
+        if name not in allowed
+    ]
     problems += [
-        f"Field {name!r} was sent more than once."
+        _("The field %(name)s was sent more than once.", name=repr(name))
         for name in formdata
         if name in allowed and len(formdata.getlist(name)) > 1
     ]
     if survey.consent and formdata.get("agreed") != "yes":
-        problems.append("Please read the consent text and agree before answering.")
+        problems.append(_("Please read the consent text and agree before answering."))
     if sent_by_browser(formdata) and formdata.get("design") != survey.design:
         # The page's script randomized with parameters that are not this survey's now:
         # storing its reports would mix designs and misstate their ε.
         problems.append(
-            "The survey's privacy settings changed since this page was loaded, so your "
-            "randomized answers cannot be used."
+            _(
+                "The survey’s privacy settings changed since this page was loaded, so your "
+                "randomized answers cannot be used."
+            )
         )
     return problems
 

@@ -13,7 +13,7 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
-from ..answered import has_answered, mark_answered
+from ..answered import forget_finished_surveys, has_answered, holds_records, mark_answered
 from ..answers import (
     fixed_width_number,
     fixed_width_pattern,
@@ -25,7 +25,10 @@ from ..answers import (
 )
 from ..bursts import burst_monitor
 from ..db import get_db
+from ..i18n import current_language
+from ..i18n import gettext as _
 from ..invitations import InvitationBusyError, InvitationError, invitation_is_open
+from ..ledger import epsilon_text, method_name
 from ..limits import limit_submissions
 from ..responses import SubmissionConflictError, find_response, record_response
 from ..surveys import Survey, get_survey, list_public_surveys
@@ -36,31 +39,45 @@ from .forms import (
     new_form_token,
     stored_submission_id,
 )
+from .wording import UNAVAILABLE, error_wording, stored_day, typing_examples
 
 bp = Blueprint("respond", __name__)
 # The wire values of options and numbers and the thank-you page's cells: equal lengths.
 bp.add_app_template_global(option_value)
-for helper in (fixed_width_number, fixed_width_pattern, listed_numbers, number_digits):
+# Words and numbers in the page's language (wording.py, ledger.py).
+for helper in (
+    fixed_width_number,
+    fixed_width_pattern,
+    listed_numbers,
+    number_digits,
+    report_alternatives,
+    error_wording,
+    typing_examples,
+    stored_day,
+    epsilon_text,
+    method_name,
+):
     bp.add_app_template_global(helper)
-bp.add_app_template_global(report_alternatives)
+
+
+@bp.before_request
+def forget_closed_surveys() -> None:
+    """A browser coming back drops its records of surveys that no longer take answers."""
+    if holds_records():
+        forget_finished_surveys(str(row["slug"]) for row in list_public_surveys(get_db()))
 
 
 def _survey_or_404(slug: str) -> Survey:
+    """The survey in the page's language (or its own first language if it has no other)."""
     survey = get_survey(get_db(), slug)
     if survey is None:
-        abort(404, description="There is no survey at this address.")
-    return survey
+        abort(404, description=_("There is no survey at this address."))
+    return survey.localized(current_language())
 
 
-UNAVAILABLE = {
-    "draft": ("Not open yet", "This survey is not open for answers yet."),
-    "closed": ("Survey closed", "This survey is closed and no longer accepts answers."),
-    "invitation": (
-        "Invitation needed",
-        "This survey can only be answered through a personal invitation link, and this link "
-        "is missing, not valid, or has already been used.",
-    ),
-}
+def _render(template: str, survey: Survey, **context: Any) -> str:
+    """A page about one survey; its language switcher offers the survey's languages."""
+    return render_template(template, survey=survey, page_languages=survey.languages, **context)
 
 
 def _unavailable(reason: str) -> tuple[str, int]:
@@ -75,9 +92,9 @@ def _render_form(
     status: int = 200,
     invitation: str | None = None,
 ) -> tuple[str, int]:
-    page = render_template(
+    page = _render(
         "respond/survey.html",
-        survey=survey,
+        survey,
         submission_id=new_form_token(survey),
         invitation=invitation if survey.by_invitation else None,
         problems=problems or [],
@@ -112,10 +129,10 @@ def survey_form(slug: str) -> tuple[str, int]:
     if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
         return _unavailable("invitation")
     if not survey.by_invitation and has_answered(survey.slug):
-        return render_template("respond/already_answered.html", survey=survey), 200
+        return _render("respond/already_answered.html", survey), 200
     if survey.consent and request.args.get("agree") != "yes":
         # The consent step is a plain link: agreeing stores nothing, not even a cookie.
-        page = render_template("respond/consent.html", survey=survey, invitation=invitation)
+        page = _render("respond/consent.html", survey, invitation=invitation)
         return page, 200
     return _render_form(survey, invitation=invitation)
 
@@ -138,38 +155,35 @@ def submit(slug: str) -> tuple[str, int]:
         stored = find_response(db, survey, submission_id)
         if stored is None:
             if not survey.by_invitation and has_answered(survey.slug):
-                return render_template("respond/already_answered.html", survey=survey), 409
+                return _render("respond/already_answered.html", survey), 409
             stored = record_response(
                 db, survey, reported, submission_id, invitation=form["invitation"].data
             )
             burst_monitor(current_app).record(survey.id)
             if not survey.by_invitation:
                 mark_answered(survey.slug)
-    except SubmissionConflictError as err:
-        return _render_form(survey, [str(err)], status=400)
+    except SubmissionConflictError:
+        return _render_form(survey, [_("The form does not belong to this survey.")], status=400)
     except InvitationError:
         return _unavailable("invitation")
     except InvitationBusyError:
-        busy = "The survey was too busy to store your answers safely; nothing was stored. "
-        busy += "Your link still works: please answer again in a moment."
+        busy = _(
+            "The survey was too busy to store your answers safely. Your link still works: "
+            "please wait a moment before sending them."
+        )
         return _render_form(survey, [busy], status=503, invitation=form["invitation"].data)
-    page = render_template(
-        "respond/thanks.html", survey=survey, stored=stored, randomized_by=randomized_by
-    )
+    page = _render("respond/thanks.html", survey, stored=stored, randomized_by=randomized_by)
     return page, 200
 
 
 @bp.app_errorhandler(CSRFError)
 def csrf_refused(error: CSRFError) -> tuple[str, int]:
-    return _refused_post(
-        "The form had expired or did not come from this site, so nothing was stored. "
-        "Please answer again."
-    )
+    return _refused_post(_("The form had expired or did not come from this site."))
 
 
 @bp.app_errorhandler(RequestEntityTooLarge)
 def too_large(error: RequestEntityTooLarge) -> tuple[str, int]:
-    return _refused_post("The form sent was far larger than any answer; nothing was stored.")
+    return _refused_post(_("The form sent was far larger than any answer."))
 
 
 def _refused_post(message: str) -> tuple[str, int]:
@@ -178,4 +192,7 @@ def _refused_post(message: str) -> tuple[str, int]:
         survey = get_survey(get_db(), str(request.view_args["slug"]))
         if survey is not None:
             return _render_form(survey, [message], status=400)
-    return render_template("error.html", title="Request refused", message=message), 400
+    page = render_template(
+        "error.html", title=_("Request refused"), message=message, nothing_stored=True
+    )
+    return page, 400

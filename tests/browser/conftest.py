@@ -348,3 +348,20 @@ def one_post(log: PageLog) -> tuple[str, dict[str, str]]:
     assert len(posts) == 1, f"expected exactly one POST, the page sent {len(posts)}"
     url, body = posts[0]
     return url, posted_fields(body)
+
+
+def shown_answers(page: Any) -> dict[str, str]:
+    """The thank-you page's table of what was stored, by question key: folded away until
+    the respondent asks for it."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("h1")).to_have_text("Thank you")
+    stored = page.locator("details.stored")
+    expect(stored).not_to_have_attribute("open", "")  # not on screen until asked for
+    expect(page.locator("table.stored")).to_be_hidden()
+    stored.locator("summary").click()
+    cells = page.locator("table.stored td[data-key]")
+    return {
+        cells.nth(i).get_attribute("data-key"): cells.nth(i).inner_text().strip()
+        for i in range(cells.count())
+    }

@@ -92,6 +92,7 @@ def test_with_javascript_only_reports_leave_the_browser(
         "stress": None,
     }
     # Each cell holds every text it could show (equal sizes); only the stored one is shown.
+    page.locator("details.stored summary").click()
     expect(page.locator('td[data-key="stress"] .shown')).to_have_text("skipped (nothing stored)")
     expect(page.locator('td[data-key="year"] .shown')).to_have_text("2")
     expect(page.locator('td[data-key="year"]')).to_have_js_property("innerText", "2")

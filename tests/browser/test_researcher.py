@@ -210,13 +210,13 @@ def test_a_newcomer_logs_in_reads_the_dashboard_downloads_and_logs_out(
         assert shown.reported == f"{100 * REPORTED_YES[key] / RESPONSES:.1f}%"
         assert shown.estimate == f"{100 * expected_estimate(key):.1f}%"
         assert 0 <= shown.low < percent(shown.estimate) < shown.high <= 100, (key, shown)
-    expect(page.locator("table.estimates caption")).to_contain_text("95.0% clopper-pearson")
+    expect(page.locator("table.estimates caption")).to_contain_text("95% Clopper–Pearson")
 
     page.get_by_label("Confidence").select_option(label="99%")
     with page.expect_navigation():
         page.get_by_role("button", name="Update").click()
     assert parse_qs(urlsplit(page.url).query)["confidence"] == ["0.99"]
-    expect(page.locator("table.estimates caption")).to_contain_text("99.0% clopper-pearson")
+    expect(page.locator("table.estimates caption")).to_contain_text("99% Clopper–Pearson")
     assert "confidence=0.99" in str(page.locator("figure.plot img").get_attribute("src"))
     assert plot_width(page) > 0, "the 99% plot did not load (broken image)"
     at_99 = shown_estimates(page)
@@ -284,7 +284,7 @@ def test_an_anonymous_visitor_is_sent_to_log_in_and_comes_back(
     parts = urlsplit(page.url)
     assert f"{parts.path}?{parts.query}" == wanted
     expect(page.locator("h1")).to_have_text(RESULTS_TITLE)
-    expect(page.locator("table.estimates caption")).to_contain_text("90.0% clopper-pearson")
+    expect(page.locator("table.estimates caption")).to_contain_text("90% Clopper–Pearson")
 
 
 def test_dashboard_screenshot_for_the_readme(

@@ -11,6 +11,7 @@ script runs, so each test knows what must be sent and can fail in either directi
 
 from __future__ import annotations
 
+import datetime
 import json
 import sqlite3
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from babel.dates import format_date
 from playwright.sync_api import expect
 
 from .conftest import (
@@ -28,6 +30,7 @@ from .conftest import (
     answer,
     coin_stub,
     one_post,
+    shown_answers,
     submit,
     watch,
 )
@@ -74,16 +77,6 @@ def stored_answers(server: LiveServer, submission_id: str) -> dict[str, str]:
     answers = json.loads(rows[0]["answers"])
     assert set(answers) == set(KEYS)
     return {key: {1: "yes", 0: "no"}[answers[key]] for key in KEYS}
-
-
-def shown_answers(page: Any) -> dict[str, str]:
-    """The thank-you page's table of what was stored, by question key."""
-    expect(page.locator("h1")).to_have_text("Thank you")
-    cells = page.locator("table.stored td[data-key]")
-    return {
-        cells.nth(i).get_attribute("data-key"): cells.nth(i).inner_text().strip()
-        for i in range(cells.count())
-    }
 
 
 def test_browser_posts_only_randomized_answers(page: Any, live_server: LiveServer) -> None:
@@ -184,7 +177,8 @@ def test_thank_you_page_shows_exactly_the_stored_row(page: Any, live_server: Liv
     assert shown_answers(page) == {key: "yes" if stored[key] else "no" for key in KEYS}
     meta = page.locator("dl.stored-meta")
     expect(meta).to_contain_text(SLUG)
-    expect(meta).to_contain_text(f"{row['answered_on']} (the day only)")
+    day = format_date(datetime.date.fromisoformat(row["answered_on"]), "long", locale="en")
+    expect(meta).to_contain_text(f"{day} (the day only)")
     expect(meta).to_contain_text(row["design"])
     for how in page.locator("table.stored td:nth-child(3)").all_inner_texts():
         assert "used with probability 50%" in how and "(ε = 1.10)" in how
@@ -239,6 +233,7 @@ def test_pages_have_no_inline_scripts_and_run_under_the_csp(
 
     check_scripts()
     # The randomizing script loaded and ran under the policy: it reveals the JS-only note.
+    page.locator("details.protection summary").click()
     expect(page.locator(".js-only")).to_be_visible()
     answer(page, MIXED)
     submit(page)

@@ -1,0 +1,209 @@
+"""The survey builder in real Chromium against the real server.
+
+A researcher builds a survey in English and Korean (yes/no, choice, number and a plain
+covariate) with the builder's buttons, watches the live preview follow the typing (with
+the ledger's total beside it), saves the draft and opens its preview page. axe-core finds
+no WCAG 2.1 A/AA violation on the builder (also with an error shown) or the preview page
+in any language, and neither scrolls sideways on a 320 px wide screen. Without JavaScript
+the same buttons still build the survey.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import LiveServer, watch
+
+USERNAME = "builder-ada"
+PASSWORD = "correct horse battery"
+SLUG = "builder-life"
+BUILDER = "/research/builder/"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+NARROW = {"width": 320, "height": 640}
+
+
+@pytest.fixture(scope="module")
+def account(live_server: LiveServer) -> str:
+    live_server.cli("create-researcher", USERNAME, "--password-stdin", stdin=PASSWORD + "\n")
+    return USERNAME
+
+
+def logged_in_page(new_context: Callable[..., Any], server: LiveServer, **options: Any) -> Any:
+    page = new_context(**options).new_page()
+    page.goto(server.url(BUILDER))
+    page.get_by_label("Username").fill(USERNAME)
+    page.get_by_label("Password").fill(PASSWORD)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    expect(page.locator("h1")).to_have_text("New survey")
+    return page
+
+
+def press(page: Any, name: str) -> None:
+    """Press a builder button (the first of that name) and wait for the page it posts to."""
+    with page.expect_navigation():
+        page.get_by_role("button", name=name, exact=True).first.click()
+
+
+def axe_violations(page: Any) -> list[str]:
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": AXE_TAGS}})
+    return [
+        f"{violation['id']}: {[node['target'] for node in violation['nodes']]}"
+        for violation in results.response["violations"]
+    ]
+
+
+def sideways_overflow(page: Any) -> int:
+    """How far the page is wider than the screen, in CSS pixels (0: no sideways scrolling)."""
+    return int(
+        page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    )
+
+
+def build_bilingual_survey(page: Any) -> None:
+    """English and Korean; a yes/no, a choice, a number question and a plain covariate."""
+    page.get_by_role("checkbox", name="한국어").check()
+    press(page, "Preview")  # shows the Korean boxes
+    for button in ("Add a choice question", "Add a number question", "Add a choice question"):
+        press(page, button)
+    page.fill("#b-slug", SLUG)
+    page.fill("#b-title-en", "Campus life")
+    page.fill("#b-title-ko", "캠퍼스 생활")
+    texts = [
+        ("Have you cheated on an exam?", "시험에서 부정행위를 한 적이 있습니까?"),
+        ("Which have you used?", "무엇을 사용했습니까?"),
+        ("Drinks last week?", "지난주 음주 횟수?"),
+        ("Year of study?", "학년?"),
+    ]
+    keys = ["cheated", "substance", "drinks", "year"]
+    for index, (key, (english, korean)) in enumerate(zip(keys, texts, strict=True)):
+        page.fill(f"#b-q{index}-key", key)
+        page.fill(f"#b-q{index}-text-en", english)
+        page.fill(f"#b-q{index}-text-ko", korean)
+    page.fill("#b-q0-epsilon", "0.5")
+    page.fill("#b-q1-options-en", "None\nCannabis\nStimulants")
+    page.fill("#b-q1-options-ko", "없음\n대마\n각성제")
+    page.fill("#b-q2-min", "0")
+    page.fill("#b-q2-max", "50")
+    page.fill("#b-q3-options-en", "1\n2\n3\n4+")
+    page.fill("#b-q3-options-ko", "1학년\n2학년\n3학년\n4학년 이상")
+    page.locator("#b-q3-sensitive").uncheck()
+
+
+def test_build_preview_live_and_save_a_bilingual_survey(
+    live_server: LiveServer, account: str, new_context: Callable[..., Any]
+) -> None:
+    page = logged_in_page(new_context, live_server)
+    log = watch(page)
+    build_bilingual_survey(page)
+    panel = page.locator("#preview-panel")
+    status = page.locator("#preview-status")
+    # The live preview: typing alone, no button, brings the respondent's page and the ledger.
+    expect(panel.locator("h1")).to_have_text("Campus life")
+    expect(status).to_have_text("Preview updated.")
+    expect(panel).to_contain_text("Have you cheated on an exam?")
+    # ε: 0.5 + 1 (choice) + 1 (number) = 2.5; the covariate costs nothing.
+    expect(panel.locator(".ledger-total")).to_contain_text(
+        "3 randomized questions: a respondent who answers everything reveals at most "
+        "ε = 2.500 in total."
+    )
+    expect(panel.locator(".planner")).to_contain_text("Respondents needed")
+    page.fill("#b-q0-text-en", "Have you ever cheated on an exam?")
+    expect(panel).to_contain_text("Have you ever cheated on an exam?")
+    page.select_option("#b-preview-language", "ko")
+    expect(panel.locator("h1")).to_have_text("캠퍼스 생활")
+    expect(panel).to_contain_text("4학년 이상")
+    # A mistake is marked at its field as the researcher types, with the import's words.
+    page.fill("#b-q2-max", "0")
+    expect(page.locator("#b-q2-max-error")).to_have_text(
+        "must be greater than min (got min 0, max 0)"
+    )
+    expect(page.locator("#b-q2-max")).to_have_attribute("aria-invalid", "true")
+    expect(status).to_contain_text("The preview waits for a valid survey")
+    page.fill("#b-q2-max", "50")
+    expect(page.locator("#b-q2-max-error")).to_have_count(0)
+    expect(panel.locator("h1")).to_have_text("캠퍼스 생활")
+    # The type decides which fields show.
+    expect(page.locator("#b-q0-options-en")).to_be_hidden()
+    page.select_option("#b-q0-type", "choice")
+    expect(page.locator("#b-q0-options-en")).to_be_visible()
+    page.select_option("#b-q0-type", "yes_no")
+    expect(page.locator("#b-q0-options-en")).to_be_hidden()
+    # The preview can send nothing: its button is disabled.
+    expect(panel.locator("#survey-form button[type=submit]")).to_be_disabled()
+
+    press(page, "Save draft")
+    assert page.url.endswith(f"/research/builder/drafts/{SLUG}?saved=1")
+    expect(page.locator(".messages")).to_have_text("Draft saved.")
+    assert not log.page_errors and not log.console_errors, (log.page_errors, log.console)
+    assert not [url for url, _body in log.posts() if "/s/" in url], "the preview posted answers"
+
+    page.get_by_role("link", name="Preview the saved draft on its own page").click()
+    expect(page.locator("#preview-panel, .preview-page").locator("h1")).to_have_text("Campus life")
+    expect(page.locator(".ledger-total")).to_contain_text("ε = 2.500")
+
+
+@pytest.fixture(scope="module")
+def saved_draft(live_server: LiveServer, account: str, browser: Any) -> str:
+    """The bilingual draft, saved once for the layout and axe tests (with JavaScript off:
+    the builder's buttons alone)."""
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 1000, "height": 800}
+    )
+    try:
+        page = context.new_page()
+        page.goto(live_server.url(BUILDER))
+        page.get_by_label("Username").fill(USERNAME)
+        page.get_by_label("Password").fill(PASSWORD)
+        with page.expect_navigation():
+            page.get_by_role("button", name="Log in").click()
+        build_bilingual_survey(page)
+        page.fill("#b-slug", SLUG + "-nojs")
+        press(page, "Preview")
+        expect(page.locator("#preview-panel h1")).to_have_text("Campus life")
+        press(page, "Save draft")
+        assert page.url.endswith(f"/research/builder/drafts/{SLUG}-nojs?saved=1")
+    finally:
+        context.close()
+    return SLUG + "-nojs"
+
+
+@pytest.mark.parametrize("language", ["en", "ko", "zh"])
+def test_builder_and_preview_pages_pass_axe_and_fit_a_phone(
+    live_server: LiveServer,
+    saved_draft: str,
+    new_context: Callable[..., Any],
+    language: str,
+) -> None:
+    page = logged_in_page(new_context, live_server)
+    pages = {
+        "new survey": BUILDER,
+        "draft": f"{BUILDER}drafts/{saved_draft}",
+        "draft preview": f"{BUILDER}drafts/{saved_draft}/preview",
+    }
+    problems = {}
+    for name, path in pages.items():
+        for viewport in ({"width": 1280, "height": 900}, NARROW):
+            page.set_viewport_size(viewport)
+            page.goto(live_server.url(f"{path}?lang={language}"))
+            violations = axe_violations(page)
+            overflow = sideways_overflow(page)
+            if violations or overflow:
+                problems[name, viewport["width"]] = (violations, overflow)
+    # An error state: saving with a question's text emptied.
+    page.goto(live_server.url(f"{BUILDER}drafts/{saved_draft}?lang={language}"))
+    page.fill("#b-q1-text-ko", "")
+    press(page, "Save draft")
+    expect(page.locator("#b-q1-text-ko-error")).to_be_visible()
+    for viewport in ({"width": 1280, "height": 900}, NARROW):
+        page.set_viewport_size(viewport)
+        violations, overflow = axe_violations(page), sideways_overflow(page)
+        if violations or overflow:
+            problems["error", viewport["width"]] = (violations, overflow)
+    assert not problems, problems

@@ -1,0 +1,328 @@
+"""Running a study from the browser: the survey list, and the owner's open, close, share
+and invite, each a question (GET, changes nothing) and then an answer (POST with CSRF).
+
+Viewers and strangers are refused (403 / 404) and nothing changes; the rules are the
+command line's (survey_app/research/studies.py serves both).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+from babel.dates import format_date
+from flask import Flask
+from flask.testing import FlaskClient
+
+from survey_app.accounts import create_researcher
+from survey_app.db import get_db
+from survey_app.definitions import load_definition
+from survey_app.research.studies import MAX_LINKS_AT_ONCE
+from survey_app.surveys import store_survey
+
+from .conftest import (
+    INVITE_ONLY,
+    PASSWORD,
+    SLUG,
+    answers,
+    fresh_form,
+    hidden_fields,
+    log_in,
+)
+
+OWNED = "staff-pulse"  # access: invitation, owned by ada
+OPEN_OWNED = "ada-campus"  # open to anyone, owned by ada
+
+
+@pytest.fixture
+def studies(app: Flask, researcher: str, tmp_path: Path) -> Flask:
+    """ada owns an invitation-only survey and an open one; bob and carol exist; the
+    example survey (campus-health) belongs to nobody."""
+    invite_file = tmp_path / "staff.yaml"
+    invite_file.write_text(INVITE_ONLY)
+    open_file = tmp_path / "campus.yaml"
+    open_file.write_text(
+        Path(__file__)
+        .resolve()
+        .parent.parent.joinpath("examples", "campus-health.yaml")
+        .read_text(encoding="utf-8")
+        .replace(f"slug: {SLUG}\n", f"slug: {OPEN_OWNED}\n")
+    )
+    with app.app_context():
+        db = get_db()
+        ada = db.execute("SELECT id FROM researchers WHERE username = ?", [researcher]).fetchone()
+        store_survey(db, load_definition(invite_file), ada[0], "draft")
+        store_survey(db, load_definition(open_file), ada[0], "open")
+        create_researcher(db, "bob", PASSWORD)
+        create_researcher(db, "carol", PASSWORD)
+    return app
+
+
+def status_of(database: sqlite_utils.Database, slug: str) -> str:
+    return str(database.execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()[0])
+
+
+def viewer_names(database: sqlite_utils.Database, slug: str) -> set[str]:
+    return {
+        row[0]
+        for row in database.execute(
+            "SELECT r.username FROM survey_viewers v JOIN researchers r ON r.id = v.researcher_id "
+            "JOIN surveys s ON s.id = v.survey_id WHERE s.slug = ?",
+            [slug],
+        )
+    }
+
+
+def invitation_count(database: sqlite_utils.Database) -> int:
+    return int(database.execute("SELECT count(*) FROM invitations").fetchone()[0])
+
+
+def confirm_token(page: str) -> str:
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page)
+    assert token, "the confirmation page has a CSRF token"
+    return token.group(1)
+
+
+def session_token(client: FlaskClient) -> str:
+    """A valid CSRF token of this client's session, from the logout page's form: for
+    POSTs sent without asking first."""
+    page = client.get("/logout").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert token
+    return token.group(1)
+
+
+def confirm(client: FlaskClient, path: str, **fields: str):
+    """Ask (GET path with fields), then press the confirmation's button (POST)."""
+    asked = client.get(path, query_string=fields)
+    assert asked.status_code == 200, asked.get_data(as_text=True)
+    page = asked.get_data(as_text=True)
+    action = re.search(r'<form method="post" action="([^"]+)"', page)
+    assert action, "the confirmation page posts back"
+    return client.post(
+        action.group(1).replace("&amp;", "&"), data={"csrf_token": confirm_token(page), **fields}
+    )
+
+
+def as_user(app: Flask, username: str) -> FlaskClient:
+    client = app.test_client()
+    assert log_in(client, username).status_code == 302
+    return client
+
+
+def test_the_survey_list_shows_status_counts_and_last_response_day(
+    studies: Flask, logged_in: FlaskClient
+) -> None:
+    for _ in range(2):
+        respondent = studies.test_client()
+        form = fresh_form(respondent, OPEN_OWNED)
+        posted = respondent.post(f"/s/{OPEN_OWNED}", data={**form, **answers("y")})
+        assert posted.status_code == 200
+    page = logged_in.get("/research/").get_data(as_text=True)
+    rows = dict(re.findall(r'<tr data-slug="([\w-]+)">(.*?)</tr>', page, flags=re.S))
+    assert set(rows) == {SLUG, OWNED, OPEN_OWNED}
+    today = format_date(datetime.date.today(), "medium", locale="en")
+    assert re.search(r'data-label="Responses">2<', rows[OPEN_OWNED])
+    assert today in rows[OPEN_OWNED] and ">open<" in rows[OPEN_OWNED]
+    assert ">draft<" in rows[OWNED] and "by invitation" in rows[OWNED]
+    assert "none yet" in rows[OWNED] and re.search(r'data-label="Responses">0<', rows[OWNED])
+    # Only the owner's surveys offer to run them; the unowned example is the operator's.
+    assert f"/research/surveys/{OWNED}/study" in rows[OWNED]
+    assert "/study" not in rows[SLUG]
+    # Dates follow the page's language.
+    korean = logged_in.get("/research/?lang=ko").get_data(as_text=True)
+    assert format_date(datetime.date.today(), "medium", locale="ko") in korean
+
+
+def test_the_owner_opens_and_closes_with_a_confirmation(
+    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    study = logged_in.get(f"/research/surveys/{OWNED}/study").get_data(as_text=True)
+    assert "The survey is draft." in study and f"/research/surveys/{OWNED}/open" in study
+    # Asking changes nothing: a link, a prefetch or a crawler cannot open a survey.
+    asked = logged_in.get(f"/research/surveys/{OWNED}/open")
+    assert asked.status_code == 200 and "Yes, open the survey" in asked.get_data(as_text=True)
+    assert status_of(database, OWNED) == "draft"
+
+    opened = confirm(logged_in, f"/research/surveys/{OWNED}/open")
+    assert opened.status_code == 302
+    assert opened.headers["Location"].endswith(f"/research/surveys/{OWNED}/study")
+    assert status_of(database, OWNED) == "open"
+    after = logged_in.get(opened.headers["Location"]).get_data(as_text=True)
+    assert "The survey is open: it accepts answers." in after  # the flashed message
+    assert f"/research/surveys/{OWNED}/close" in after
+
+    assert confirm(logged_in, f"/research/surveys/{OWNED}/close").status_code == 302
+    assert status_of(database, OWNED) == "closed"
+    # A closed survey refuses answers, as after `survey-app close`.
+    assert studies.test_client().get(f"/s/{OPEN_OWNED}").status_code == 200
+    assert confirm(logged_in, f"/research/surveys/{OPEN_OWNED}/close").status_code == 302
+    assert studies.test_client().get(f"/s/{OPEN_OWNED}").status_code != 200
+
+
+def test_a_post_without_its_csrf_token_changes_nothing(
+    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    before = invitation_count(database)
+    for path, fields in [
+        (f"/research/surveys/{OWNED}/open", {}),
+        (f"/research/surveys/{OPEN_OWNED}/close", {}),
+        (f"/research/surveys/{OWNED}/share", {"username": "bob"}),
+        (f"/research/surveys/{OWNED}/invite", {"count": "3"}),
+    ]:
+        for token in (None, "forged"):
+            data = fields if token is None else {**fields, "csrf_token": token}
+            refused = logged_in.post(path, data=data)
+            assert refused.status_code == 400, (path, token)
+    assert status_of(database, OWNED) == "draft"
+    assert status_of(database, OPEN_OWNED) == "open"
+    assert viewer_names(database, OWNED) == set()
+    assert invitation_count(database) == before
+
+
+def test_sharing_names_a_researcher_who_then_sees_the_results(
+    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    bob = as_user(studies, "bob")
+    assert bob.get(f"/research/surveys/{OWNED}").status_code == 404
+    asked = logged_in.get(f"/research/surveys/{OWNED}/share", query_string={"username": "bob"})
+    assert "Share Staff pulse with bob?" in asked.get_data(as_text=True)
+    assert viewer_names(database, OWNED) == set()
+    shared = confirm(logged_in, f"/research/surveys/{OWNED}/share", username="bob")
+    assert shared.status_code == 302
+    assert viewer_names(database, OWNED) == {"bob"}
+    assert "bob can now view" in logged_in.get(shared.headers["Location"]).get_data(as_text=True)
+    assert bob.get(f"/research/surveys/{OWNED}").status_code == 200
+    # The owner sees who can view; sharing again changes nothing (as in the CLI).
+    study = logged_in.get(f"/research/surveys/{OWNED}/study").get_data(as_text=True)
+    assert "<li>bob</li>" in study
+    assert confirm(logged_in, f"/research/surveys/{OWNED}/share", username="bob").status_code == 302
+    assert viewer_names(database, OWNED) == {"bob"}
+
+
+@pytest.mark.parametrize("username", ["nobody", ""])
+def test_sharing_with_nobody_is_refused(
+    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database, username: str
+) -> None:
+    page = logged_in.get(f"/research/surveys/{OWNED}/share", query_string={"username": username})
+    assert page.status_code == 400
+    assert 'role="alert"' in page.get_data(as_text=True)
+    # Straight to the POST, skipping the question: refused all the same.
+    posted = logged_in.post(
+        f"/research/surveys/{OWNED}/share",
+        data={"csrf_token": session_token(logged_in), "username": username},
+    )
+    assert posted.status_code == 400
+    assert viewer_names(database, OWNED) == set()
+
+
+def test_invitation_links_are_shown_once_and_work(
+    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    assert confirm(logged_in, f"/research/surveys/{OWNED}/open").status_code == 302
+    asked = logged_in.get(f"/research/surveys/{OWNED}/invite", query_string={"count": "3"})
+    assert "Create 3 invitation links for Staff pulse?" in asked.get_data(as_text=True)
+    assert invitation_count(database) == 0
+    made = confirm(logged_in, f"/research/surveys/{OWNED}/invite", count="3")
+    assert made.status_code == 200
+    assert made.headers["Cache-Control"] == "no-store"
+    page = made.get_data(as_text=True)
+    links = re.findall(rf"http://127\.0\.0\.1:5000/s/{OWNED}\?invitation=[\w-]+", page)
+    assert len(links) == 3 and len(set(links)) == 3
+    assert invitation_count(database) == 3
+    stored = {row[0] for row in database.execute("SELECT token_hash FROM invitations")}
+    for link in links:
+        token = link.rsplit("=", 1)[1]
+        assert token not in stored and token not in str(stored)  # only hashes are kept
+    respondent = studies.test_client()
+    path = links[0].removeprefix("http://127.0.0.1:5000")
+    form = hidden_fields(respondent.get(path).get_data(as_text=True))
+    assert form.get("invitation") == links[0].rsplit("=", 1)[1]
+    answered = respondent.post(f"/s/{OWNED}", data={**form, "burnout": "y"})
+    assert answered.status_code == 200
+
+
+@pytest.mark.parametrize("count", ["0", "-1", str(MAX_LINKS_AT_ONCE + 1), "many", ""])
+def test_a_count_out_of_range_makes_no_links(
+    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database, count: str
+) -> None:
+    page = logged_in.get(f"/research/surveys/{OWNED}/invite", query_string={"count": count})
+    assert page.status_code == 400
+    posted = logged_in.post(
+        f"/research/surveys/{OWNED}/invite",
+        data={"csrf_token": session_token(logged_in), "count": count},
+    )
+    assert posted.status_code == 400
+    assert invitation_count(database) == 0
+
+
+def test_an_open_access_survey_gets_no_invitations(
+    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    study = logged_in.get(f"/research/surveys/{OPEN_OWNED}/study").get_data(as_text=True)
+    assert "needs no invitations" in study and "/invite" not in study
+    asked = logged_in.get(f"/research/surveys/{OPEN_OWNED}/invite", query_string={"count": "2"})
+    assert asked.status_code == 400
+    posted = logged_in.post(
+        f"/research/surveys/{OPEN_OWNED}/invite",
+        data={"csrf_token": session_token(logged_in), "count": "2"},
+    )
+    assert posted.status_code == 400 and "needs no invitations" in posted.get_data(as_text=True)
+    assert invitation_count(database) == 0
+
+
+STUDY_ACTIONS = [
+    ("get", "study", {}),
+    ("get", "open", {}),
+    ("post", "open", {}),
+    ("get", "close", {}),
+    ("post", "close", {}),
+    ("get", "share", {"username": "carol"}),
+    ("post", "share", {"username": "carol"}),
+    ("get", "invite", {"count": "2"}),
+    ("post", "invite", {"count": "2"}),
+]
+
+
+@pytest.mark.parametrize(("method", "action", "fields"), STUDY_ACTIONS)
+def test_viewers_and_strangers_cannot_run_a_study(
+    studies: Flask,
+    logged_in: FlaskClient,
+    database: sqlite_utils.Database,
+    method: str,
+    action: str,
+    fields: dict[str, str],
+) -> None:
+    """bob views ada's survey (403: he knows it exists); carol is a stranger (404, as
+    for a survey that does not exist); the unowned example is nobody's to run (403)."""
+    assert confirm(logged_in, f"/research/surveys/{OWNED}/share", username="bob").status_code == 302
+    before = (status_of(database, OWNED), viewer_names(database, OWNED), invitation_count(database))
+    for username, slug, expected in [
+        ("bob", OWNED, 403),
+        ("carol", OWNED, 404),
+        ("ada", SLUG, 403),
+    ]:
+        client = logged_in if username == "ada" else as_user(studies, username)
+        token = session_token(client)  # valid: the refusal is not the CSRF check's
+        path = f"/research/surveys/{slug}/{action}"
+        if method == "get":
+            response = client.get(path, query_string=fields)
+        else:
+            response = client.post(path, data={"csrf_token": token, **fields})
+        assert response.status_code == expected, (username, slug, response.status_code)
+    after = (status_of(database, OWNED), viewer_names(database, OWNED), invitation_count(database))
+    assert after == before
+    assert status_of(database, SLUG) == "open"
+    assert viewer_names(database, SLUG) == set()
+
+
+def test_the_dashboard_links_the_owner_to_the_controls(
+    studies: Flask, logged_in: FlaskClient
+) -> None:
+    owned = logged_in.get(f"/research/surveys/{OWNED}").get_data(as_text=True)
+    assert f"/research/surveys/{OWNED}/study" in owned
+    unowned = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    assert "/study" not in unowned
