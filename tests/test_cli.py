@@ -10,6 +10,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 import sqlite_utils
 from flask.testing import FlaskCliRunner
 
@@ -112,11 +113,12 @@ def _get_when_up(url: str, attempts: int = 50) -> str:
     raise AssertionError(f"{url} never answered")
 
 
-def test_export_into_a_missing_folder_is_a_clear_error(
-    runner: FlaskCliRunner, tmp_path: Path
+@pytest.mark.parametrize("command", [["export", SLUG, "-o"], ["backup"]], ids=["export", "backup"])
+def test_writing_into_a_missing_folder_is_a_clear_error(
+    runner: FlaskCliRunner, tmp_path: Path, command: list[str]
 ) -> None:
-    target = tmp_path / "missing" / "aggregate.csv"
-    result = runner.invoke(args=["export", SLUG, "-o", str(target)])
+    target = tmp_path / "missing" / "file"
+    result = runner.invoke(args=[*command, str(target)])
     assert result.exit_code == 1
     assert result.output == f"Error: cannot write {target}: No such file or directory\n"
     assert not target.parent.exists()

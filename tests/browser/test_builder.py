@@ -207,3 +207,68 @@ def test_builder_and_preview_pages_pass_axe_and_fit_a_phone(
         if violations or overflow:
             problems["error", viewport["width"]] = (violations, overflow)
     assert not problems, problems
+
+
+def answer_in_korean_with_the_keyboard(page: Any) -> None:
+    """The built survey from the skip link to the submit button, keys only."""
+    page.keyboard.press("Tab")
+    expect(page.locator("a.skip")).to_be_focused()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    expect(page.locator("details.protection summary")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator('input[name="cheated"][value="y"]')).to_be_focused()
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")
+    expect(page.locator('input[name="substance"][value="0"]')).to_be_focused()
+    page.keyboard.press("ArrowDown")  # 대마
+    page.keyboard.press("Tab")
+    expect(page.locator('input[type="number"][name="drinks"]')).to_be_focused()
+    page.keyboard.type("3")
+    page.keyboard.press("Tab")
+    expect(page.locator('input[name="year"][value="0"]')).to_be_focused()
+    page.keyboard.press("ArrowDown")  # 2학년
+    page.keyboard.press("Tab")
+    expect(page.locator('button[type="submit"]')).to_be_focused()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
+def test_a_built_survey_is_opened_answered_in_korean_on_a_phone_and_estimated(
+    live_server: LiveServer, account: str, new_context: Callable[..., Any]
+) -> None:
+    """The issue's whole journey: build (yes/no, choice, number, a covariate; English and
+    Korean), preview, open from the dashboard, answer in Korean on a 375 px phone with the
+    keyboard alone, and read the estimates on the dashboard."""
+    slug = SLUG + "-journey"
+    researcher = logged_in_page(new_context, live_server)
+    build_bilingual_survey(researcher)
+    researcher.fill("#b-slug", slug)
+    expect(researcher.locator("#preview-panel h1")).to_have_text("Campus life")
+    press(researcher, "Save draft")
+    researcher.goto(live_server.url(f"/research/surveys/{slug}/study"))
+    expect(researcher.locator("#status")).to_contain_text("draft")
+    with researcher.expect_navigation():
+        researcher.get_by_role("link", name="Open the survey…").click()
+    press(researcher, "Yes, open the survey")
+    expect(researcher.locator(".messages")).to_contain_text("The survey is open")
+
+    phone = new_context(viewport={"width": 375, "height": 667}, locale="ko-KR").new_page()
+    log = watch(phone)
+    phone.goto(live_server.url(f"/s/{slug}"))  # Korean from the browser's Accept-Language
+    expect(phone.locator("html")).to_have_attribute("lang", "ko")
+    expect(phone.locator("h1")).to_have_text("캠퍼스 생활")
+    assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    answer_in_korean_with_the_keyboard(phone)
+    expect(phone.locator("html")).to_have_attribute("lang", "ko")
+    expect(phone.locator("details.stored")).to_have_count(1)
+    assert not log.page_errors and not log.console_errors, (log.page_errors, log.console)
+    [(_url, body)] = log.posts()
+    assert "randomized=client" in body and "year=1" in body  # the covariate as given
+
+    researcher.goto(live_server.url(f"/research/surveys/{slug}"))
+    table = researcher.locator("table").first
+    expect(table).to_contain_text("Have you cheated on an exam?")
+    expect(researcher.locator("main")).to_contain_text("Which have you used?")
+    expect(researcher.locator("main")).to_contain_text("Drinks last week?")
+    expect(researcher.locator("[data-label='n']").first).to_have_text("1")
