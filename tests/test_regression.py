@@ -57,6 +57,25 @@ def negative_log_likelihood(
     return -float(np.sum(np.where(y, np.log(mu), np.log(1 - mu))))
 
 
+def test_weighted_rows_fit_exactly_like_the_responses_they_stand_for() -> None:
+    """Distinct (covariates, report) rows with their counts: the same β̂, standard errors and
+    log-likelihood as every response given one by one."""
+    rng = np.random.default_rng(7)
+    n = 4_000
+    x = np.column_stack([np.ones(n), rng.integers(0, 4, n), rng.random(n) < 0.4])
+    y = simulate_reports(rng.random(n) < expit(x @ BETA), DESIGN, rng)
+    rows, weights = np.unique(np.column_stack([x, y]), axis=0, return_counts=True)
+    assert len(rows) <= 16
+    p0, p1 = DESIGN.p_false, DESIGN.p_true
+    each = fit_randomized_logistic(x, y, p0, p1)
+    grouped = fit_randomized_logistic(rows[:, :3], rows[:, 3], p0, p1, weights=weights)
+    for one, other in zip(each.coefficients, grouped.coefficients, strict=True):
+        assert other.estimate == pytest.approx(one.estimate, abs=1e-8)
+        assert other.std_error == pytest.approx(one.std_error, rel=1e-8)
+    assert grouped.log_likelihood == pytest.approx(each.log_likelihood, rel=1e-10)
+    assert grouped.n == n
+
+
 def test_the_estimate_maximizes_the_written_out_likelihood() -> None:
     rng = np.random.default_rng(101)
     x, truth = simulated(3_000, rng)

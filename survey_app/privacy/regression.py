@@ -273,18 +273,24 @@ def fit_randomized_logistic(
     p_true: float,
     names: Sequence[str] | None = None,
     confidence: float = 0.95,
+    weights: npt.ArrayLike | None = None,
 ) -> RegressionFit:
     """β̂ for P(report | x) = p_false + (p_true - p_false)·logistic(xᵀβ), by maximum likelihood.
 
     ``matrix`` has one row per response (include the intercept column yourself, or build
     it with ``design_from_columns``); ``reports`` is 1 where the response was reported in
-    the category, else 0.
+    the category, else 0. With ``weights``, row i stands for weights[i] identical
+    responses: the likelihood is the same, so a million responses with a few hundred
+    distinct (covariates, report) rows fit in milliseconds.
     """
     x = np.ascontiguousarray(matrix, dtype=np.float64)
     y = np.asarray(reports, dtype=np.float64)
     if x.ndim != 2 or y.shape != (x.shape[0],):
         raise ValueError("need a 2-D matrix and one report per row")
-    n, columns = x.shape
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if w is not None and (w.shape != y.shape or not (w > 0).all()):
+        raise ValueError("need one positive weight per row")
+    n, columns = int(x.shape[0] if w is None else round(w.sum())), x.shape[1]
     names = tuple(names) if names is not None else tuple(f"x{j}" for j in range(columns))
     if len(names) != columns:
         raise ValueError("need one name per column")
@@ -304,7 +310,7 @@ def fit_randomized_logistic(
             "some covariates are combinations of others (for example two columns that always "
             "agree), so their effects cannot be told apart"
         )
-    likelihood = _Likelihood(x, y, p_false, p_true - p_false)
+    likelihood = _Likelihood(x, y, p_false, p_true - p_false, w)
     point, information = likelihood.maximize()
     # The inverse observed information at β̂, through its Cholesky factor.
     inverse_factor = np.linalg.inv(np.linalg.cholesky(information))
@@ -347,27 +353,39 @@ class _Point:
         # The chance of each row's actual report; it reaches 0 only under a plain design
         # (p0 = 0 or p0 + t = 1), where the floor keeps the logarithm finite.
         chance = np.maximum(np.where(y, self.mu, 1 - self.mu), 1e-300)
-        self.log_likelihood = float(np.log(chance).sum())
+        self.w = likelihood.w
+        self.log_likelihood = float(self._weigh(np.log(chance)).sum())
         self.d: Vector = likelihood.slope * self.s * (1 - self.s)
         self.rd: Vector = self.d / chance  # r·d, with r = ±1/chance: + for a report in the category
         np.negative(self.rd, out=self.rd, where=~y)
 
+    def _weigh(self, per_row: Vector) -> Vector:
+        """Each row's term times the number of responses the row stands for."""
+        return per_row if self.w is None else per_row * self.w
+
     def score(self, x: Matrix) -> Vector:
-        return x.T @ self.rd
+        return x.T @ self._weigh(self.rd)
 
     def observed_weights(self) -> Vector:
         """-(y/μ² + (1 - y)/(1 - μ)²)·d² + r·d·(1 - 2s); for a 0/1 report the first factor is r²."""
-        return self.rd * ((1 - 2 * self.s) - self.rd)
+        return self._weigh(self.rd * ((1 - 2 * self.s) - self.rd))
 
     def expected_weights(self) -> Vector:
-        return -(self.d**2) / np.maximum(self.mu * (1 - self.mu), 1e-300)
+        return self._weigh(-(self.d**2) / np.maximum(self.mu * (1 - self.mu), 1e-300))
 
 
 class _Likelihood:
     """The log-likelihood of the reports and its maximization."""
 
-    def __init__(self, x: Matrix, y: npt.NDArray[np.generic], p0: float, slope: float) -> None:
-        self.x, self.p0, self.slope = x, p0, slope
+    def __init__(
+        self,
+        x: Matrix,
+        y: npt.NDArray[np.generic],
+        p0: float,
+        slope: float,
+        w: Vector | None = None,
+    ) -> None:
+        self.x, self.p0, self.slope, self.w = x, p0, slope, w
         self.y: npt.NDArray[np.bool_] = y.astype(np.bool_)
 
     def weighted(self, weights: Vector) -> Matrix:
@@ -426,14 +444,15 @@ class _Likelihood:
         rows = self.x.shape[0]
         if rows >= 4 * _SUBSAMPLE_ROWS:
             every = rows // _SUBSAMPLE_ROWS
-            sample = _Likelihood(self.x[::every], self.y[::every], self.p0, self.slope)
+            sample_w = None if self.w is None else self.w[::every]
+            sample = _Likelihood(self.x[::every], self.y[::every], self.p0, self.slope, sample_w)
             try:
                 return sample.maximize()[0].beta
             except RegressionError:
                 pass  # the full data decide; start as for any other fit
         beta = np.zeros(self.x.shape[1])
         if np.all(self.x[:, 0] == self.x[0, 0]) and self.x[0, 0] != 0:
-            share = np.clip((self.y.mean() - self.p0) / self.slope, 0.02, 0.98)
+            share = np.clip((np.average(self.y, weights=self.w) - self.p0) / self.slope, 0.02, 0.98)
             beta[0] = logit(share) / self.x[0, 0]
         return beta
 
