@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlite_utils
@@ -26,7 +27,7 @@ def store(app: Flask, how_many: int, start: int = 0) -> None:
         survey = get_survey(db, MIXED_SLUG)
         assert survey is not None
         for i in range(start, start + how_many):
-            reported = {q.key: None for q in survey.questions}
+            reported: dict[str, Any] = {q.key: None for q in survey.questions}
             reported |= {"year": i % 4, "cheated": i % 3 == 0, "substance": i % 5 % 4}
             reported["skipped_meals"] = None if i % 7 == 0 else bool(i % 2)
             record_response(db, survey, reported, f"submission-{i}")
