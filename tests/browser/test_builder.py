@@ -11,6 +11,7 @@ the same buttons still build the survey.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -235,7 +236,7 @@ def answer_in_korean_with_the_keyboard(page: Any) -> None:
 
 
 def test_a_built_survey_is_opened_answered_in_korean_on_a_phone_and_estimated(
-    live_server: LiveServer, account: str, new_context: Callable[..., Any]
+    live_server: LiveServer, account: str, new_context: Callable[..., Any], screenshots: Path
 ) -> None:
     """The issue's whole journey: build (yes/no, choice, number, a covariate; English and
     Korean), preview, open from the dashboard, answer in Korean on a 375 px phone with the
@@ -245,6 +246,9 @@ def test_a_built_survey_is_opened_answered_in_korean_on_a_phone_and_estimated(
     build_bilingual_survey(researcher)
     researcher.fill("#b-slug", slug)
     expect(researcher.locator("#preview-panel h1")).to_have_text("Campus life")
+    researcher.set_viewport_size({"width": 1280, "height": 900})
+    researcher.evaluate("window.scrollTo(0, 0)")
+    researcher.screenshot(path=str(screenshots / "builder.png"))
     press(researcher, "Save draft")
     researcher.goto(live_server.url(f"/research/surveys/{slug}/study"))
     expect(researcher.locator("#status")).to_contain_text("draft")
@@ -259,6 +263,7 @@ def test_a_built_survey_is_opened_answered_in_korean_on_a_phone_and_estimated(
     expect(phone.locator("html")).to_have_attribute("lang", "ko")
     expect(phone.locator("h1")).to_have_text("캠퍼스 생활")
     assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    phone.screenshot(path=str(screenshots / "survey-korean-phone.png"))
     answer_in_korean_with_the_keyboard(phone)
     expect(phone.locator("html")).to_have_attribute("lang", "ko")
     expect(phone.locator("details.stored")).to_have_count(1)
