@@ -68,8 +68,9 @@ MECHANISM_NAMES = {
 STATUS_NAMES = {"draft": _l("draft"), "open": _l("open"), "closed": _l("closed")}
 
 
-@bp.context_processor
+@bp.app_context_processor
 def _words() -> dict[str, object]:
+    """Identifiers in words, for every researcher page (the builder's and the analyses' too)."""
     return {
         "METHOD_NAMES": METHOD_NAMES,
         "MECHANISM_NAMES": MECHANISM_NAMES,
@@ -95,7 +96,7 @@ def _owned_survey(slug: str) -> Survey:
     researcher = current_researcher()
     assert researcher is not None
     if not is_owner(survey, researcher.id):
-        abort(403, description=_("Only the survey's owner can open, close or share it."))
+        abort(403, description=_("Only the survey's owner can open, close, share or invite."))
     return survey
 
 

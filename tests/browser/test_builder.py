@@ -200,7 +200,8 @@ def test_builder_and_preview_pages_pass_axe_and_fit_a_phone(
     # An error state: saving with a question's text emptied.
     page.goto(live_server.url(f"{BUILDER}drafts/{saved_draft}?lang={language}"))
     page.fill("#b-q1-text-ko", "")
-    press(page, "Save draft")
+    with page.expect_navigation():  # "Save draft" in the page's language
+        page.locator('button[name="save"]').first.click()
     expect(page.locator("#b-q1-text-ko-error")).to_be_visible()
     for viewport in ({"width": 1280, "height": 900}, NARROW):
         page.set_viewport_size(viewport)
