@@ -8,7 +8,10 @@ bytes as served (also reported gzip-compressed, which is what crosses the wire w
 proxy compresses). Surveys measured: a 10-question survey defined below that mixes every
 question type and mechanism (yes/no fair and with ε, optional; plain, GRR and OUE
 choices; discrete-Laplace, Duchi and plain numbers; a consent step), and
-``examples/campus-health.yaml`` (3 yes/no) and ``examples/mixed-survey.yaml``.
+``examples/campus-health.yaml`` (3 yes/no) and ``examples/mixed-survey.yaml``, each with
+its page words in English, Korean and Chinese (``?lang=``; a Korean or Chinese character
+is 3 bytes in UTF-8, so the catalogs weigh differently; the survey's own texts stay in
+its language).
 
     .venv/bin/python benchmarks/page_weight.py
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gzip
+import itertools
 import json
 import re
 import sys
@@ -35,6 +39,7 @@ REPO = HERE.parent
 from survey_app import create_app  # noqa: E402
 from survey_app.db import get_db  # noqa: E402
 from survey_app.definitions import load_definition, parse_definition  # noqa: E402
+from survey_app.i18n import LANGUAGES  # noqa: E402
 from survey_app.surveys import store_survey  # noqa: E402
 
 BUDGET_BYTES = 30 * 1024  # "≤ 30 KB", read as KiB (the lenient reading)
@@ -194,16 +199,18 @@ def measure(definitions: dict[str, Any]) -> dict[str, Any]:
         )
         with app.app_context():
             surveys = {name: store_survey(get_db(), d) for name, d in definitions.items()}
-        for name, survey in surveys.items():
+        for (name, survey), language in itertools.product(surveys.items(), LANGUAGES):
             client = app.test_client()
-            path = f"/s/{survey.slug}" + ("?agree=yes" if survey.consent else "")
-            entry = _weigh(client, path)
+            path = f"/s/{survey.slug}?" + ("agree=yes&" if survey.consent else "")
+            entry = _weigh(client, f"{path}lang={language}")
             entry["slug"] = survey.slug
+            entry["language"] = language
             entry["question_count"] = len(survey.questions)
             entry["types"] = sorted({f"{q.type}/{q.mechanism.name}" for q in survey.questions})
             if survey.consent:
-                entry["consent_step"] = _weigh(app.test_client(), f"/s/{survey.slug}")
-            results[name] = entry
+                consent = f"/s/{survey.slug}?lang={language}"
+                entry["consent_step"] = _weigh(app.test_client(), consent)
+            results[f"{name}, {language}"] = entry
     return results
 
 
