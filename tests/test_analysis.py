@@ -1,0 +1,488 @@
+"""Analyses across questions: estimates by group and the randomized-response regression,
+through storage (``record_response``), the service (``survey_app.analysis``) and the pages
+and CSVs (``/research/surveys/<slug>/groups`` and ``/regression``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import sqlite_utils
+from flask import Flask
+from flask.testing import FlaskClient
+from scipy.special import expit
+
+from survey_app import analysis
+from survey_app.accounts import create_researcher
+from survey_app.db import get_db
+from survey_app.definitions import load_definition
+from survey_app.privacy import TwoCoinDesign, simulate
+from survey_app.privacy.groups import count_by_group, estimate_by_group, group_difference
+from survey_app.privacy.regression import (
+    Covariate,
+    design_from_responses,
+    fit_randomized_logistic,
+)
+from survey_app.responses import record_response
+from survey_app.surveys import Survey, get_survey, share_survey, store_survey
+
+from .conftest import PASSWORD, log_in
+
+SLUG = "analysis-test"
+SURVEY = f"""\
+slug: {SLUG}
+title: {{en: "Analysis test", ko: "분석 시험"}}
+languages: [en, ko]
+questions:
+  - key: year
+    text: {{en: "Which year of study are you in?", ko: "몇 학년입니까?"}}
+    type: choice
+    options:
+      - {{en: "First", ko: "1학년"}}
+      - {{en: "Second", ko: "2학년"}}
+      - {{en: "Third", ko: "3학년"}}
+      - {{en: "Fourth or later", ko: "4학년 이상"}}
+    sensitive: false
+  - key: age
+    text: {{en: "How old are you?", ko: "나이가 몇입니까?"}}
+    type: number
+    min: 17
+    max: 40
+    sensitive: false
+    required: false
+  - key: cheated
+    text: {{en: "Have you cheated on an exam?", ko: "시험에서 부정행위를 한 적이 있습니까?"}}
+    type: yes_no
+    epsilon: 3
+  - key: substance
+    text: {{en: "Which have you used most?", ko: "무엇을 가장 많이 사용했습니까?"}}
+    type: choice
+    options:
+      - {{en: "None", ko: "없음"}}
+      - {{en: "Cannabis", ko: "대마"}}
+      - {{en: "Stimulants", ko: "각성제"}}
+    mechanism: grr
+    epsilon: 3
+  - key: device
+    text: {{en: "Which device do you use most?", ko: "어떤 기기를 가장 많이 씁니까?"}}
+    type: choice
+    options:
+      - {{en: "Phone", ko: "휴대폰"}}
+      - {{en: "Laptop", ko: "노트북"}}
+      - {{en: "Tablet", ko: "태블릿"}}
+    mechanism: oue
+    epsilon: 3
+    required: false
+  - key: drinks
+    text: {{en: "How many drinks last week?", ko: "지난주 몇 잔 마셨습니까?"}}
+    type: number
+    min: 0
+    max: 20
+"""
+# The truth the simulation draws from: log odds of a true "yes" to cheated.
+INTERCEPT, AGE_SLOPE = -0.6, 0.12  # age enters centred: (age - 21)
+YEAR_EFFECTS = (0.0, 0.9, -0.7, 0.4)  # First (the reference), Second, Third, Fourth or later
+RESPONSES = 4_000
+AGE_SKIPPED = 0.05
+DEVICE_SKIPPED = 0.03
+
+
+@pytest.fixture
+def studied(app: Flask, researcher: str, tmp_path: Path) -> Flask:
+    """The analysis survey, owned by ada and shared with bob; carol is a stranger."""
+    path = tmp_path / "analysis.yaml"
+    path.write_text(SURVEY, encoding="utf-8")
+    with app.app_context():
+        db = get_db()
+        ada = db.execute("SELECT id FROM researchers WHERE username = ?", [researcher]).fetchone()
+        store_survey(db, load_definition(path), ada[0], "open")
+        bob = create_researcher(db, "bob", PASSWORD)
+        create_researcher(db, "carol", PASSWORD)
+        share_survey(db, stored_survey(db), bob.id)
+    return app
+
+
+def stored_survey(db: sqlite_utils.Database) -> Survey:
+    survey = get_survey(db, SLUG)
+    assert survey is not None
+    return survey
+
+
+def as_user(app: Flask, username: str) -> FlaskClient:
+    client = app.test_client()
+    assert log_in(client, username).status_code == 302
+    return client
+
+
+def true_log_odds(year: np.ndarray, age: np.ndarray) -> np.ndarray:
+    return INTERCEPT + np.asarray(YEAR_EFFECTS)[year] + AGE_SLOPE * (age - 21)
+
+
+def simulate_responses(app: Flask, n: int = RESPONSES, seed: int = 20261121) -> None:
+    """``n`` respondents whose true "cheated" follows the logistic model in year and age,
+    every sensitive answer randomized by its question's own mechanism with a seeded NumPy
+    generator (never for real answers), each stored through ``record_response``."""
+    rng = np.random.default_rng(seed)
+    with app.app_context():
+        db = get_db()
+        survey = stored_survey(db)
+        by_key = {q.key: q for q in survey.questions}
+        year = rng.integers(0, 4, n)
+        age = rng.integers(18, 30, n)
+        cheated = rng.random(n) < expit(true_log_odds(year, age))
+        substance = np.where(rng.random(n) < expit(-1.0 + 0.5 * year), 1, rng.integers(0, 3, n))
+        device = rng.integers(0, 3, n)
+        drinks = rng.integers(0, 21, n)
+        reported = {
+            "cheated": simulate(by_key["cheated"].mechanism, cheated, rng),
+            "substance": simulate(by_key["substance"].mechanism, substance, rng),
+            "device": simulate(by_key["device"].mechanism, device, rng),
+            "drinks": simulate(by_key["drinks"].mechanism, drinks, rng),
+        }
+        age_skipped = rng.random(n) < AGE_SKIPPED
+        device_skipped = rng.random(n) < DEVICE_SKIPPED
+        for i in range(n):
+            record_response(
+                db,
+                survey,
+                {
+                    "year": int(year[i]),
+                    "age": None if age_skipped[i] else int(age[i]),
+                    "cheated": bool(reported["cheated"][i]),
+                    "substance": int(reported["substance"][i]),
+                    "device": None
+                    if device_skipped[i]
+                    else tuple(int(bit) for bit in reported["device"][i]),
+                    "drinks": int(reported["drinks"][i]),
+                },
+                f"simulated-{seed}-{i}",
+            )
+
+
+@pytest.fixture
+def simulated(studied: Flask) -> Flask:
+    simulate_responses(studied)
+    return studied
+
+
+def stored_rows(database: sqlite_utils.Database) -> list[dict[str, Any]]:
+    """Every stored response's answers, read the slow way (tests only)."""
+    return [json.loads(row[0]) for row in database.execute("SELECT answers FROM responses")]
+
+
+# (a) The regression recovers a known model through storage.
+
+
+def test_the_regression_recovers_the_true_model_through_storage(simulated: Flask) -> None:
+    with simulated.app_context():
+        db = get_db()
+        result = analysis.fit_regression(db, stored_survey(db), "cheated", ["year", "age"])
+    truth = {
+        "intercept": INTERCEPT - 21 * AGE_SLOPE,
+        "year=Second": YEAR_EFFECTS[1],
+        "year=Third": YEAR_EFFECTS[2],
+        "year=Fourth or later": YEAR_EFFECTS[3],
+        "age": AGE_SLOPE,
+    }
+    assert [term.name for term in result.terms] == list(truth)
+    for term in result.terms:
+        c = term.coefficient
+        assert abs(c.estimate - truth[term.name]) < 5 * c.std_error, (term.name, c)
+    # Informative, not a vacuous pass: each effect is measured well enough to matter.
+    assert all(term.coefficient.std_error < 0.25 for term in result.terms[1:])
+    skipped = round(AGE_SKIPPED * RESPONSES)
+    assert result.n + result.dropped == RESPONSES
+    assert abs(result.dropped - skipped) < 5 * np.sqrt(skipped)
+    assert result.terms[1].reference == "First"
+
+
+def test_the_fit_from_counts_equals_the_fit_from_every_row(
+    simulated: Flask, database: sqlite_utils.Database
+) -> None:
+    """The weighted distinct rows give exactly the per-response fit."""
+    with simulated.app_context():
+        db = get_db()
+        survey = stored_survey(db)
+        result = analysis.fit_regression(db, survey, "cheated", ["year", "age"])
+    design = design_from_responses(
+        stored_rows(database),
+        "cheated",
+        [
+            Covariate("year", "choice", ("First", "Second", "Third", "Fourth or later")),
+            Covariate("age", "number"),
+        ],
+    )
+    mechanism = survey.questions[2].mechanism
+    assert isinstance(mechanism, TwoCoinDesign)
+    each = fit_randomized_logistic(
+        design.matrix,
+        np.asarray(design.outcome, dtype=float),
+        mechanism.p_false,
+        mechanism.p_true,
+        design.names,
+    )
+    assert result.n == each.n and result.dropped == design.dropped
+    for term, one in zip(result.terms, each.coefficients, strict=True):
+        assert term.name == one.name
+        assert term.coefficient.estimate == pytest.approx(one.estimate, abs=1e-7)
+        assert term.coefficient.std_error == pytest.approx(one.std_error, rel=1e-6)
+
+
+@pytest.mark.parametrize("outcome", ["substance", "device"])
+def test_an_option_of_a_choice_is_fitted_against_the_rest(simulated: Flask, outcome: str) -> None:
+    """GRR and OUE outcomes: option 1 with P = logistic(-1 + 0.5·year) + the rest uniform,
+    so the option's log odds are not exactly linear; only the signs and the n are checked."""
+    with simulated.app_context():
+        db = get_db()
+        result = analysis.fit_regression(db, stored_survey(db), outcome, ["year"], option=1)
+    assert result.category == ("Cannabis" if outcome == "substance" else "Laptop")
+    assert result.n + result.dropped == RESPONSES
+    assert (result.dropped > 0) == (outcome == "device")  # only the device may be skipped
+    if outcome == "substance":
+        assert all(term.coefficient.estimate > 0 for term in result.terms[1:])
+
+
+# (b) Estimates by group are estimate_by_group on counts made by hand.
+
+
+def test_by_group_estimates_equal_the_library_on_hand_counts(
+    simulated: Flask, database: sqlite_utils.Database
+) -> None:
+    rows = stored_rows(database)
+    with simulated.app_context():
+        db = get_db()
+        survey = stored_survey(db)
+        result = analysis.estimate_groups(
+            db, survey, "cheated", "year", first="1", second="2", method="wilson"
+        )
+    mechanism = survey.questions[2].mechanism
+    assert isinstance(mechanism, TwoCoinDesign)
+    by_hand = count_by_group((str(row["year"]), row["cheated"] == 1) for row in rows)
+    ordered = {key: by_hand[key] for key in sorted(by_hand)}
+    expected = estimate_by_group(ordered, mechanism, 0.95, "wilson")
+    (category,) = result.categories
+    assert category.category == "yes"
+    assert [(tuple(g.key for g in r.groups), r.n, r.estimate) for r in category.rows] == [
+        (e.groups, e.n, e.estimate) for e in expected
+    ]
+    assert [g.label for r in category.rows for g in r.groups] == [
+        "First",
+        "Second",
+        "Third",
+        "Fourth or later",
+    ]
+    assert category.difference == group_difference(ordered, "1", "2", mechanism, 0.95, "wilson")
+    assert result.answered == RESPONSES and result.skipped == 0
+
+
+def test_each_option_by_a_number_covariate_with_skips(
+    simulated: Flask, database: sqlite_utils.Database
+) -> None:
+    """Every option of an OUE question by age: a number's distinct values are the groups,
+    responses without an age or a device belong to none, and each option reads its own
+    bit."""
+    rows = [row for row in stored_rows(database) if None not in (row["age"], row["device"])]
+    with simulated.app_context():
+        db = get_db()
+        survey = stored_survey(db)
+        result = analysis.estimate_groups(db, survey, "device", "age")
+    mechanism = survey.questions[4].mechanism
+    assert [c.category for c in result.categories] == ["Phone", "Laptop", "Tablet"]
+    for option, category in enumerate(result.categories):
+        by_hand = count_by_group((str(row["age"]), row["device"][option] == "1") for row in rows)
+        ordered = {key: by_hand[key] for key in sorted(by_hand, key=int)}
+        expected = estimate_by_group(ordered, mechanism)  # type: ignore[arg-type]
+        assert [r.estimate for r in category.rows] == [e.estimate for e in expected]
+    assert result.skipped == RESPONSES - len(rows)
+
+
+def test_small_groups_are_pooled_or_withheld_and_cannot_be_compared(studied: Flask) -> None:
+    """40 in the first year, 20 and 15 in the second and third (pooled: 35), 0 in the
+    fourth; comparing the second year is refused in words."""
+    store_fixed(studied, [(0, 40, 20), (1, 20, 10), (2, 15, 5)])
+    with studied.app_context():
+        db = get_db()
+        result = analysis.estimate_groups(db, stored_survey(db), "cheated", "year")
+        (category,) = result.categories
+        assert [(r.status, [g.label for g in r.groups], r.n) for r in category.rows] == [
+            ("shown", ["First"], 40),
+            ("pooled", ["Second", "Third"], 35),
+        ]
+        assert [g.key for g in result.comparable] == ["0"]
+        refused = analysis.estimate_groups(
+            db, stored_survey(db), "cheated", "year", first="0", second="1"
+        )
+        assert refused.categories[0].difference is None
+        assert "fewer than 30" in (refused.categories[0].difference_refused or "")
+
+
+def store_fixed(app: Flask, groups: list[tuple[int, int, int]], tag: str = "fixed") -> None:
+    """(year index, respondents, reported yes) per group; the rest answered alike."""
+    with app.app_context():
+        db = get_db()
+        survey = stored_survey(db)
+        i = 0
+        for year, respondents, yes in groups:
+            for j in range(respondents):
+                record_response(
+                    db,
+                    survey,
+                    {
+                        "year": year,
+                        "age": 20 + j % 3,
+                        "cheated": j < yes,
+                        "substance": j % 3,
+                        "device": (0, 1, 0),
+                        "drinks": 2,
+                    },
+                    f"{tag}-{i}",
+                )
+                i += 1
+
+
+# (c) The pages: who may see them, and plain refusals.
+
+
+def pages(query: str = "") -> list[str]:
+    return [
+        f"/research/surveys/{SLUG}/groups?question=cheated&by=year{query}",
+        f"/research/surveys/{SLUG}/groups.csv?question=cheated&by=year{query}",
+        f"/research/surveys/{SLUG}/regression?outcome=cheated&covariates=year&covariates=age",
+        f"/research/surveys/{SLUG}/regression.csv?outcome=cheated&covariates=year",
+    ]
+
+
+def test_owner_and_viewer_see_the_pages_strangers_and_anonymous_do_not(simulated: Flask) -> None:
+    owner, viewer = as_user(simulated, "ada"), as_user(simulated, "bob")
+    stranger, anonymous = as_user(simulated, "carol"), simulated.test_client()
+    for path in pages("&first=0&second=1"):
+        for client in (owner, viewer):
+            response = client.get(path)
+            assert response.status_code == 200, (path, response.get_data(as_text=True)[:2000])
+        assert stranger.get(path).status_code == 404
+        refused = anonymous.get(path)
+        assert refused.status_code == 302 and "/login" in refused.headers["Location"]
+
+
+def test_the_pages_show_labels_intervals_and_the_difference(simulated: Flask) -> None:
+    owner = as_user(simulated, "ada")
+    page = owner.get(pages("&first=0&second=1")[0]).get_data(as_text=True)
+    for text in ("Have you cheated on an exam?", "Fourth or later", "<caption>", 'scope="row"'):
+        assert text in page
+    assert "Difference First − Second" in page and "MOVER" in page
+    assert 'data-label="Interval"' in page
+    fitted = owner.get(pages()[2]).get_data(as_text=True)
+    for text in ("Intercept", "Which year of study are you in?: Second", "(against “First”)"):
+        assert text in fitted
+    assert "How old are you?" in fitted and "responses used" in fitted
+
+
+def test_the_pages_speak_the_page_language(simulated: Flask) -> None:
+    owner = as_user(simulated, "ada")
+    page = owner.get(pages("&lang=ko")[0]).get_data(as_text=True)
+    assert "4학년 이상" in page and "시험에서 부정행위를 한 적이 있습니까?" in page
+    fitted = owner.get(pages()[2] + "&lang=ko").get_data(as_text=True)
+    assert "몇 학년입니까?: 2학년" in fitted
+
+
+def test_the_dashboard_links_to_both_analyses(simulated: Flask) -> None:
+    page = as_user(simulated, "bob").get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    assert f"/research/surveys/{SLUG}/groups" in page
+    assert f"/research/surveys/{SLUG}/regression" in page
+
+
+def test_the_forms_alone_render_without_a_query(studied: Flask) -> None:
+    owner = as_user(studied, "ada")
+    for path in ("groups", "regression"):
+        page = owner.get(f"/research/surveys/{SLUG}/{path}")
+        assert page.status_code == 200
+        text = page.get_data(as_text=True)
+        assert '<label for="' in text and "errors" not in text
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("regression?outcome=cheated&covariates=substance", "is a sensitive question"),
+        ("regression?outcome=cheated&covariates=nosuch", "There is no question with the key"),
+        ("regression?outcome=drinks&covariates=year", "is a number question"),
+        ("regression?outcome=year&covariates=age", "is not randomized"),
+        ("regression?outcome=substance&covariates=year", "Choose which option"),
+        ("regression?outcome=substance.7&covariates=year", "has no option number 7"),
+        ("regression?outcome=cheated", "Choose at least one covariate"),
+        ("groups?question=cheated&by=substance", "is a sensitive question"),
+        ("groups?question=nosuch&by=year", "There is no question with the key"),
+        ("groups?question=drinks&by=year", "is a number question"),
+        ("groups?question=cheated&by=year&first=0&second=9", "There is no group"),
+    ],
+)
+def test_what_cannot_be_analysed_is_refused_in_words(
+    simulated: Flask, path: str, message: str
+) -> None:
+    owner = as_user(simulated, "ada")
+    response = owner.get(f"/research/surveys/{SLUG}/{path}")
+    assert response.status_code == 400
+    assert message in response.get_data(as_text=True)
+    page, _, query = path.partition("?")
+    download = owner.get(f"/research/surveys/{SLUG}/{page}.csv?{query}")
+    assert download.status_code == 400
+
+
+def test_too_few_rows_and_separation_are_refused_in_words(studied: Flask) -> None:
+    owner = as_user(studied, "ada")
+    store_fixed(studied, [(0, 8, 4), (1, 8, 4)])
+    few = owner.get(f"/research/surveys/{SLUG}/regression?outcome=cheated&covariates=year")
+    assert few.status_code == 400 and "Too few responses" in few.get_data(as_text=True)
+    # Every second-year reports yes, every first-year no: beyond what the coins allow.
+    store_fixed(studied, [(0, 300, 0), (1, 300, 300)], tag="split")
+    split = owner.get(f"/research/surveys/{SLUG}/regression?outcome=cheated&covariates=year")
+    assert split.status_code == 400
+    assert "0% or 100%" in split.get_data(as_text=True)
+
+
+# (d) The CSVs, as literal text.
+
+
+def csv_text(client: FlaskClient, path: str) -> str:
+    response = client.get(f"/research/surveys/{SLUG}/{path}")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.mimetype == "text/csv"
+    return response.get_data(as_text=True)
+
+
+GROUPS_CSV = """\
+survey,question,category,by,status,group,versus,n,estimate,std_error,ci_low,ci_high,confidence,interval_method\r
+analysis-test,cheated,yes,year,shown,First,,40,0.555240,0.086904,0.387633,0.713166,0.95,wilson\r
+analysis-test,cheated,yes,year,shown,Second,,30,0.315868,0.095085,0.160061,0.513478,0.95,wilson\r
+analysis-test,cheated,yes,year,withheld,Third,,,,,,,,\r
+analysis-test,cheated,yes,year,difference,First,Second,,0.239371,,-0.019746,0.461220,0.95,mover-wilson\r
+"""
+
+
+def test_the_groups_csv_columns_and_rows(studied: Flask) -> None:
+    """ε = 3, f = ½: p_false = (1 - tanh 1.5)/2 = 0.047426, slope tanh 1.5 = 0.905148.
+    First: 22/40 reported → (0.55 - 0.047426)/0.905148 = 0.555240, se √(0.55·0.45/40)/
+    0.905148 = 0.086904. Third (5) is alone below 30, so withheld, not pooled."""
+    store_fixed(studied, [(0, 40, 22), (1, 30, 10), (2, 5, 5)])
+    owner = as_user(studied, "ada")
+    text = csv_text(owner, "groups.csv?question=cheated&by=year&first=0&second=1&method=wilson")
+    assert text == GROUPS_CSV
+
+
+REGRESSION_CSV = """\
+survey,outcome,category,term,covariate,level,reference,estimate,std_error,ci_low,ci_high,confidence,n,dropped\r
+analysis-test,cheated,yes,intercept,,,,0.147573,0.404711,-0.645646,0.940791,0.95,60,0\r
+analysis-test,cheated,yes,year=Second,year,Second,First,-1.288145,0.632420,-2.527666,-0.048624,0.95,60,0\r
+"""
+
+
+def test_the_regression_csv_columns_and_rows(studied: Flask) -> None:
+    """One two-level covariate: the model is saturated, so β̂ are the groups' logits.
+    First: 16/30 → π̂ = 0.536800, logit 0.147573; Second: 8/30 → π̂ = 0.242224, logit
+    -1.140572, so year=Second = -1.288145."""
+    store_fixed(studied, [(0, 30, 16), (1, 30, 8)])
+    owner = as_user(studied, "ada")
+    assert csv_text(owner, "regression.csv?outcome=cheated&covariates=year") == REGRESSION_CSV
