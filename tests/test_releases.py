@@ -1,0 +1,548 @@
+"""Public releases under central DP: noisy figures as accurate as they say, Report Noisy Max
+at its predicted rate, a ledger that refuses overspending and forgives re-publishing, the
+owner-only publish page, the command line, and a public page that needs no login and sets
+no cookie.
+
+Statistical checks use a seeded source and bounds of 5 standard errors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import sqlite_utils
+from flask import Flask
+from flask.testing import FlaskClient
+
+from survey_app.accounts import create_researcher
+from survey_app.db import get_db
+from survey_app.definitions import load_definition
+from survey_app.releases import publish, set_budget
+from survey_app.responses import record_response
+from survey_app.surveys import Survey, get_survey, share_survey, store_survey
+
+from .conftest import MIXED, MIXED_SLUG, PASSWORD, log_in
+
+OWNED = "ada-life"  # the mixed survey (plain `year` covariate), owned by ada
+CONFIDENCE = 0.95
+
+# A plain two-option question that may be skipped: a response skipping it is new data (a
+# new fingerprint, so a new release with fresh noise) that leaves its counts unchanged.
+TWO_CAMPUSES = """\
+slug: campus-mode
+title: Two campuses
+questions:
+  - key: campus
+    text: Which campus do you study at?
+    type: choice
+    options: [north, south]
+    sensitive: false
+    required: false
+  - key: smoked
+    text: Have you smoked this month?
+    type: yes_no
+"""
+
+
+class Seeded:
+    """A reproducible stand-in for ``secrets``: the same ``randbelow`` interface."""
+
+    def __init__(self, seed: int) -> None:
+        self.random = random.Random(seed)
+
+    def randbelow(self, n: int, /) -> int:
+        return self.random.randrange(n)
+
+
+@pytest.fixture
+def owned(mixed_app: Flask, researcher: str, tmp_path: Path) -> Flask:
+    """ada owns a copy of the mixed survey; bob can view it."""
+    path = tmp_path / "owned.yaml"
+    path.write_text(MIXED.read_text().replace(f"slug: {MIXED_SLUG}\n", f"slug: {OWNED}\n"))
+    with mixed_app.app_context():
+        db = get_db()
+        ada = db.execute("SELECT id FROM researchers WHERE username = ?", [researcher]).fetchone()
+        survey = store_survey(db, load_definition(path), ada[0])
+        bob = create_researcher(db, "bob", PASSWORD)
+        share_survey(db, survey, bob.id)
+    return mixed_app
+
+
+def survey_named(slug: str) -> Survey:
+    survey = get_survey(get_db(), slug)
+    assert survey is not None
+    return survey
+
+
+def store(app: Flask, slug: str, how_many: int, start: int = 0, **fixed: Any) -> None:
+    """Responses cycling through the covariate's years; ``fixed`` values override."""
+    with app.app_context():
+        db = get_db()
+        survey = survey_named(slug)
+        for i in range(start, start + how_many):
+            reported: dict[str, Any] = {q.key: None for q in survey.questions}
+            if "year" in reported:
+                reported |= {"year": i % 4, "cheated": i % 3 == 0, "skipped_meals": i % 2 == 0}
+                reported |= {"substance": i % 5, "drinks": i % 11}
+            reported |= fixed
+            record_response(db, survey, reported, f"{slug}-{i}")
+
+
+def csrf(page: str) -> str:
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page)
+    assert token, "the page has a CSRF token"
+    return token.group(1)
+
+
+def release_rows(database: sqlite_utils.Database) -> list[tuple[Any, ...]]:
+    return database.execute("SELECT id, epsilon, cost, snapshot FROM releases").fetchall()
+
+
+# --- exact distributions -------------------------------------------------------------------
+
+
+def discrete_laplace_pmf(gamma: float, support: np.ndarray) -> np.ndarray:
+    alpha = math.exp(-gamma)
+    return (1 - alpha) / (1 + alpha) * alpha ** np.abs(support)
+
+
+def stated_accuracy(gamma: float, k: int) -> int:
+    """The smallest m with k·P(|Z| > m) ≤ 5%, from the pmf summed (not the library's formula)."""
+    support = np.arange(-5000, 5001)
+    pmf = discrete_laplace_pmf(gamma, support)
+    m = 0
+    while k * pmf[np.abs(support) > m].sum() > 1 - CONFIDENCE:
+        m += 1
+    return m
+
+
+def within_probability(gamma: float, m: int) -> float:
+    support = np.arange(-m, m + 1)
+    return float(discrete_laplace_pmf(gamma, support).sum())
+
+
+def five_se(p: float, trials: int) -> float:
+    return 5 * math.sqrt(p * (1 - p) / trials)
+
+
+# --- (a) noisy figures are as accurate as they say -------------------------------------------
+
+
+def test_noisy_counts_lie_within_their_stated_accuracy(owned: Flask) -> None:
+    # One release per replicate: one new response each time makes it new data, so fresh
+    # noise (re-publishing unchanged data would show the stored figures again).
+    replicates, epsilon = 200, Fraction(1, 2)
+    figures = ["histogram:year", "groups:cheated:year"]
+    store(owned, OWNED, 240)
+    source = Seeded(2026)
+    hits = {"histogram": [0, 0], "groups": [0, 0]}  # [counts within ±accuracy, joint holds]
+    checks = {"histogram": 0, "groups": 0}
+    with owned.app_context():
+        db = get_db()
+        survey = survey_named(OWNED)
+        set_budget(db, survey, Fraction(100))
+        for i in range(replicates):
+            store(owned, OWNED, 1, start=240 + i)
+            year = [0] * 4
+            groups = [[0, 0] for _ in range(4)]
+            for (stored,) in db.execute(
+                "SELECT answers FROM responses WHERE survey_id = ?", [survey.id]
+            ):
+                answers = json.loads(stored)
+                year[answers["year"]] += 1
+                groups[answers["year"]][0] += 1
+                groups[answers["year"]][1] += answers["cheated"]
+            snapshot = publish(db, survey, figures, epsilon, source).snapshot
+            histogram, by_year = snapshot["figures"]
+            assert histogram["epsilon"] == by_year["epsilon"] == "0.25"  # ε split in two
+            truth = {
+                "histogram": (year, [c["noisy_count"] for c in histogram["cells"]], histogram),
+                "groups": (
+                    [v for n, yes in groups for v in (n, yes)],
+                    [v for g in by_year["groups"] for v in (g["noisy_n"], g["noisy_reported"])],
+                    by_year,
+                ),
+            }
+            for kind, (true, noisy, figure) in truth.items():
+                errors = [abs(a - b) for a, b in zip(true, noisy, strict=True)]
+                hits[kind][0] += sum(e <= figure["accuracy"] for e in errors)
+                hits[kind][1] += all(e <= figure["joint_accuracy"] for e in errors)
+                checks[kind] += len(errors)
+    for kind, sensitivity, k in (("histogram", 1, 4), ("groups", 2, 8)):
+        gamma = 0.25 / sensitivity  # γ = (ε/2)/Δ
+        assert figure_accuracies(owned, kind) == (
+            stated_accuracy(gamma, 1),
+            stated_accuracy(gamma, k),
+        )
+        each, joint = figure_accuracies(owned, kind)
+        # Each count: at least 95%, and exactly the rate the noise predicts (two-sided:
+        # too little noise would pass "at least 95%" and still break the privacy claim).
+        rate, expected = hits[kind][0] / checks[kind], within_probability(gamma, each)
+        assert expected >= CONFIDENCE
+        assert rate >= CONFIDENCE - five_se(CONFIDENCE, checks[kind]), (kind, rate)
+        assert abs(rate - expected) <= five_se(expected, checks[kind]), (kind, rate, expected)
+        joint_rate = hits[kind][1] / replicates
+        assert joint_rate >= CONFIDENCE - five_se(CONFIDENCE, replicates), (kind, joint_rate)
+        assert joint >= each
+
+
+def figure_accuracies(app: Flask, kind: str) -> tuple[int, int]:
+    """(accuracy, joint accuracy) of the latest release's figure of this kind."""
+    with app.app_context():
+        from survey_app.releases import latest_snapshot
+
+        snapshot = latest_snapshot(get_db(), OWNED)
+        assert snapshot is not None
+        figure = next(f for f in snapshot["figures"] if f["kind"] == kind)
+        return figure["accuracy"], figure["joint_accuracy"]
+
+
+# --- (b) Report Noisy Max picks the mode at the rate theory predicts --------------------------
+
+
+def mode_probability(counts: tuple[int, int], gamma: float) -> float:
+    """P(option 1 is released) for two counts: D = Z₁ - Z₀ is the difference of two
+    independent discrete Laplace draws (its pmf the pmf convolved with itself); option 1
+    wins when c₁ + Z₁ > c₀ + Z₀, and a tie goes to either with probability ½."""
+    support = np.arange(-2000, 2001)
+    pmf = discrete_laplace_pmf(gamma, support)
+    difference = np.convolve(pmf, pmf)  # support -4000 … 4000
+    values = np.arange(-4000, 4001)
+    gap = counts[1] - counts[0]
+    return float(difference[values > -gap].sum() + difference[values == -gap].sum() / 2)
+
+
+def test_report_noisy_max_picks_the_mode_at_the_predicted_rate(
+    app: Flask, researcher: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "campus.yaml"
+    path.write_text(TWO_CAMPUSES)
+    counts, epsilon, replicates = (10, 20), Fraction(1, 10), 1000
+    with app.app_context():
+        db = get_db()
+        survey = store_survey(db, load_definition(path))
+        set_budget(db, survey, Fraction(100))
+    for option, how_many in enumerate(counts):
+        store(app, "campus-mode", how_many, start=100 * option, campus=option, smoked=False)
+    source = Seeded(7)
+    wins = 0
+    with app.app_context():
+        db = get_db()
+        survey = survey_named("campus-mode")
+        for i in range(replicates):
+            # A response that skips the campus: new data, the same campus counts.
+            record_response(db, survey, {"campus": None, "smoked": True}, f"skip-{i}")
+            snapshot = publish(db, survey, ["mode:campus"], epsilon, source).snapshot
+            (figure,) = snapshot["figures"]
+            assert set(figure) >= {"winner", "epsilon", "sensitivity", "gap"}
+            assert not {"cells", "counts", "noisy_count"} & set(figure)  # the winner only
+            wins += figure["winner"] == "south"
+    expected = mode_probability(counts, float(epsilon))
+    assert 0.6 < expected < 0.8  # a histogram where the noise matters
+    rate = wins / replicates
+    assert abs(rate - expected) <= five_se(expected, replicates), (rate, expected)
+
+
+# --- (c) the ledger: refuses overspending, forgives re-publishing, charges new data -----------
+
+
+def publish_in_browser(
+    client: FlaskClient, figures: list[str], epsilon: str, slug: str = OWNED
+) -> tuple[int, str]:
+    """Ask (GET: the confirmation page), then confirm (POST with its CSRF token)."""
+    query = {"figure": figures, "epsilon": epsilon}
+    asked = client.get(f"/research/surveys/{slug}/publish/release", query_string=query)
+    if asked.status_code != 200:
+        return asked.status_code, asked.get_data(as_text=True)
+    data = {"csrf_token": csrf(asked.get_data(as_text=True)), **query}
+    answer = client.post(
+        f"/research/surveys/{slug}/publish/release", data=data, follow_redirects=True
+    )
+    return answer.status_code, answer.get_data(as_text=True)
+
+
+def set_budget_in_browser(client: FlaskClient, budget: str, slug: str = OWNED) -> tuple[int, str]:
+    asked = client.get(f"/research/surveys/{slug}/publish/budget", query_string={"budget": budget})
+    if asked.status_code != 200:
+        return asked.status_code, asked.get_data(as_text=True)
+    data = {"csrf_token": csrf(asked.get_data(as_text=True)), "budget": budget}
+    answer = client.post(
+        f"/research/surveys/{slug}/publish/budget", data=data, follow_redirects=True
+    )
+    return answer.status_code, answer.get_data(as_text=True)
+
+
+def public_page(app: Flask, slug: str = OWNED) -> str:
+    response = app.test_client().get(f"/results/{slug}")
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+@pytest.fixture
+def ada(owned: Flask) -> Iterator[FlaskClient]:
+    client = owned.test_client()
+    assert log_in(client, "ada").status_code == 302
+    store(owned, OWNED, 120)
+    yield client
+
+
+HISTOGRAM = ["estimates", "histogram:year"]
+
+
+def test_the_ledger_refuses_overspending_and_forgives_republishing(
+    owned: Flask, ada: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    # No budget: noisy figures are refused; free ones are not.
+    status, page = publish_in_browser(ada, HISTOGRAM, "0.5")
+    assert status == 400 and "has no central budget yet" in page
+    assert release_rows(database) == []
+    status, page = publish_in_browser(ada, ["estimates"], "")
+    assert status == 200 and "Published. This release cost ε = 0." in page
+    assert set_budget_in_browser(ada, "1")[0] == 200
+    status, page = publish_in_browser(ada, HISTOGRAM, "0.75")
+    assert status == 200 and "Published. This release cost ε = 0.75." in page
+    first = public_page(owned)
+    assert "Noisy count" in first
+
+    # Over the budget: refused with the numbers, nothing stored, the public page unchanged.
+    rows = release_rows(database)
+    status, page = publish_in_browser(ada, ["histogram:year", "mode:year"], "0.5")
+    assert status == 400
+    assert "this needs ε = 0.5, but the budget is 1 and 0.75 is already spent" in page
+    assert release_rows(database) == rows and public_page(owned) == first
+    # The confirmation step refused it; a confirmed POST (a token from an earlier page,
+    # or a budget spent meanwhile by another tab) is refused by the service itself.
+    token = csrf(ada.get(f"/research/surveys/{OWNED}/publish/budget?budget=1").get_data(True))
+    data = {"csrf_token": token, "figure": ["histogram:year", "mode:year"], "epsilon": "0.5"}
+    forced = ada.post(f"/research/surveys/{OWNED}/publish/release", data=data)
+    assert forced.status_code == 400
+    assert "this needs ε = 0.5, but the budget is 1" in forced.get_data(as_text=True)
+    assert release_rows(database) == rows and public_page(owned) == first
+
+    # The same data, figures and ε again: free, and the very same numbers.
+    status, page = publish_in_browser(ada, HISTOGRAM, "0.75")
+    assert status == 200 and "it cost nothing" in page
+    again = release_rows(database)
+    assert len(again) == len(rows) + 1 and again[-1][2] == "0"
+    assert again[-1][3] == rows[-1][3] and public_page(owned) == first
+
+    # New responses are new data: the same choice costs again (and here no longer fits).
+    store(owned, OWNED, 1, start=500)
+    status, page = publish_in_browser(ada, HISTOGRAM, "0.75")
+    assert status == 400 and "this needs ε = 0.75" in page
+    assert set_budget_in_browser(ada, "1.5")[0] == 200
+    status, page = publish_in_browser(ada, HISTOGRAM, "0.75")
+    assert status == 200 and "cost ε = 0.75" in page
+    assert public_page(owned) != first
+    costs = [row[2] for row in release_rows(database)]
+    assert costs == ["0", "0.75", "0", "0.75"]
+    # The budget cannot go below what is spent.
+    status, page = set_budget_in_browser(ada, "1")
+    assert status == 400 and "1.5 is already spent" in page
+
+
+def test_the_publish_page_shows_the_ledger_and_the_split(owned: Flask, ada: FlaskClient) -> None:
+    assert "/publish" in ada.get(f"/research/surveys/{OWNED}/study").get_data(as_text=True)
+    set_budget_in_browser(ada, "2")
+    query = {"figure": ["estimates", "histogram:year", "groups:cheated:year"], "epsilon": "1"}
+    asked = ada.get(f"/research/surveys/{OWNED}/publish/release", query_string=query)
+    text = asked.get_data(as_text=True)
+    assert "ε = 1 in all: 0.5 for each of 2 noisy figures." in text
+    assert "This costs ε = 1 of the budget, leaving 1." in text
+    publish_in_browser(ada, query["figure"], "1")  # type: ignore[arg-type]
+    page = ada.get(f"/research/surveys/{OWNED}/publish").get_data(as_text=True)
+    assert "Budget ε = 2; spent 1; remaining 1." in page
+    assert re.search(
+        r'data-label="Figures">sensitive estimates; histogram of year; '
+        r"cheated by year</td>",
+        page,
+    )
+    shown = public_page(owned)
+    assert "ε = 0.5 each" in shown
+    assert "sensitivity 2" in shown and "sensitivity 1" in shown
+
+
+# --- (d) who may publish, CSRF, and what cannot be published ---------------------------------
+
+
+def test_viewers_strangers_and_forged_posts_change_nothing(
+    owned: Flask, ada: FlaskClient, database: sqlite_utils.Database
+) -> None:
+    set_budget_in_browser(ada, "1")
+    before = database.execute(
+        "SELECT central_budget FROM surveys WHERE slug = ?", [OWNED]
+    ).fetchone()
+    # The owner's own session, without the token: refused, nothing stored.
+    for path, data in (
+        ("release", {"figure": HISTOGRAM, "epsilon": "0.5"}),
+        ("budget", {"budget": "5"}),
+    ):
+        response = ada.post(f"/research/surveys/{OWNED}/publish/{path}", data=data)
+        assert response.status_code == 400
+    bob = owned.test_client()
+    assert log_in(bob, "bob").status_code == 302
+    for path in ("", "/release?figure=estimates", "/budget?budget=5"):
+        assert bob.get(f"/research/surveys/{OWNED}/publish{path}").status_code == 403
+    token = re.findall(
+        r'name="csrf_token" value="([^"]+)"', bob.get("/logout").get_data(as_text=True)
+    )
+    post = bob.post(
+        f"/research/surveys/{OWNED}/publish/release",
+        data={"csrf_token": token[0], "figure": ["estimates"], "epsilon": ""},
+    )
+    assert post.status_code == 403
+    stranger = owned.test_client()
+    assert stranger.get(f"/research/surveys/{OWNED}/publish").status_code == 302  # log in
+    assert release_rows(database) == []
+    after = database.execute(
+        "SELECT central_budget FROM surveys WHERE slug = ?", [OWNED]
+    ).fetchone()
+    assert before == after == ("1",)
+    assert owned.test_client().get(f"/results/{OWNED}").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("figure", "message"),
+    [
+        ("groups:cheated:substance", "substance is not a plain choice question"),
+        ("groups:year:year", "year is not a sensitive yes/no question"),
+        ("histogram:cheated", "cheated is not a plain choice question"),
+        ("histogram:nothing", "The survey has no question nothing."),
+        ("mode:drinks", "drinks is not a plain choice question"),
+        ("pie:year", "There is no such figure."),
+    ],
+)
+def test_figures_that_cannot_be_published_are_refused_clearly(
+    owned: Flask, ada: FlaskClient, database: sqlite_utils.Database, figure: str, message: str
+) -> None:
+    set_budget_in_browser(ada, "1")
+    status, page = publish_in_browser(ada, ["estimates", figure], "0.5")
+    assert status == 400 and message in page
+    assert release_rows(database) == []
+
+
+def test_a_group_too_small_is_withheld_on_its_noisy_size(owned: Flask) -> None:
+    # 120 responses in 4 years: 30 per year, right at the limit, so noise decides; a year
+    # nobody is in is withheld, and every group is listed (which exist never depends on data).
+    store(owned, OWNED, 200, year=1)
+    with owned.app_context():
+        db = get_db()
+        survey = survey_named(OWNED)
+        set_budget(db, survey, Fraction(10))
+        snapshot = publish(db, survey, ["groups:cheated:year"], Fraction(5), Seeded(3)).snapshot
+    groups = {g["label"]: g for g in snapshot["figures"][0]["groups"]}
+    assert list(groups) == ["1", "2", "3", "4+"]
+    assert groups["2"]["estimate"] is not None
+    assert groups["1"]["estimate"] is None and groups["4+"]["estimate"] is None
+    page = public_page(owned)
+    assert page.count("Withheld: fewer than 30 respondents (by the noisy count).") == 3
+
+
+def test_nothing_is_published_before_the_first_response(owned: Flask, runner: Any) -> None:
+    result = runner.invoke(args=["publish", OWNED, "--figure", "estimates"])
+    assert result.exit_code == 1
+    assert "ada-life has no responses yet: there is nothing to publish" in result.output
+
+
+# --- (e) the command line ---------------------------------------------------------------------
+
+
+def test_budget_publish_and_releases_on_the_command_line(owned: Flask, runner: Any) -> None:
+    store(owned, OWNED, 60)
+    result = runner.invoke(args=["publish", OWNED, "--epsilon", "0.5"])
+    assert result.exit_code == 1
+    assert result.output == (
+        "Error: ada-life has no central budget: noisy figures cost ε; set one first "
+        "(survey-app budget ada-life EPSILON)\n"
+    )
+    result = runner.invoke(args=["budget", OWNED, "1"])
+    assert result.output == "ada-life: central budget ε = 1, spent 0, remaining 1.\n"
+    result = runner.invoke(args=["publish", OWNED, "--epsilon", "0.6"])
+    assert result.exit_code == 0, result.output
+    assert result.output == (
+        "Published release 1 of ada-life.\n"
+        "ε = 0.6: 0.6 for each of 1 noisy figure.\n"
+        "Cost: 0.6.\n"
+        "ada-life: central budget ε = 1, spent 0.6, remaining 0.4.\n"
+        "http://127.0.0.1:5000/results/ada-life\n"
+    )
+    again = runner.invoke(args=["publish", OWNED, "--epsilon", "0.6"])
+    assert again.output.splitlines()[2] == (
+        "The same data, figures and ε as before: the stored figures again, cost 0."
+    )
+    over = runner.invoke(args=["publish", OWNED, "--epsilon", "0.5", "--figure", "mode:year"])
+    assert over.exit_code == 1
+    assert over.output == (
+        "Error: this release needs ε = 0.5, but only 0.4 of the survey's central budget "
+        "of 1 is left; nothing was published\n"
+    )
+    low = runner.invoke(args=["budget", OWNED, "0.5"])
+    assert low.exit_code == 1
+    assert "releases have already spent ε = 0.6" in low.output
+    bad = runner.invoke(args=["budget", OWNED, "0.0001"])
+    assert bad.exit_code == 1 and "ε cannot be '0.0001'" in bad.output
+    ledger = runner.invoke(args=["releases", OWNED])
+    lines = ledger.output.splitlines()
+    assert lines[0] == "ada-life: central budget ε = 1, spent 0.6, remaining 0.4."
+    assert re.fullmatch(
+        r"1  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00  ε = 0\.6  cost 0\.6  "
+        r"sensitive estimates; histogram of year",
+        lines[1],
+    )
+    assert lines[2].endswith("ε = 0.6  cost 0  sensitive estimates; histogram of year")
+    assert len(lines) == 3
+    assert "histogram of every plain choice" in runner.invoke(args=["publish", "--help"]).output
+
+
+def test_a_release_of_free_figures_needs_no_budget(owned: Flask, runner: Any) -> None:
+    store(owned, OWNED, 10)
+    result = runner.invoke(args=["publish", OWNED, "--figure", "estimates"])
+    assert result.exit_code == 0, result.output
+    assert "Only free figures: ε = 0.\nCost: 0.\n" in result.output
+    assert runner.invoke(args=["releases", "nope"]).output == "Error: no survey with slug 'nope'\n"
+
+
+# --- (f) the public page ----------------------------------------------------------------------
+
+
+def test_the_public_page_needs_no_login_and_sets_no_cookie(owned: Flask, runner: Any) -> None:
+    store(owned, OWNED, 80)
+    runner.invoke(args=["budget", OWNED, "1"])
+    assert runner.invoke(args=["publish", OWNED, "--epsilon", "1"]).exit_code == 0
+    visitor = owned.test_client()
+    response = visitor.get(f"/results/{OWNED}")
+    assert response.status_code == 200
+    assert "Set-Cookie" not in response.headers
+    assert visitor.get_cookie("session") is None
+    page = response.get_data(as_text=True)
+    assert "a random whole number was added to it: the noise" in page
+    assert "all 4 counts at once are within ±" in page
+    assert "Privacy: ε = 1 for this figure; sensitivity 1" in page
+    assert "<script" not in page and "style=" not in page
+    assert visitor.get("/results/no-such-survey").status_code == 404
+
+
+def test_free_estimates_leave_out_plain_questions(owned: Flask) -> None:
+    # A plain question's "estimate" would be its exact counts: only noisy figures show them.
+    store(owned, OWNED, 40)
+    with owned.app_context():
+        db = get_db()
+        snapshot = publish(db, survey_named(OWNED), ["estimates"], None).snapshot
+    (figure,) = snapshot["figures"]
+    assert [q["question"] for q in figure["questions"]] == [
+        "cheated",
+        "skipped_meals",
+        "substance",
+        "drinks",
+        "stress",
+    ]
+    assert snapshot["epsilon"] == "0" and snapshot["noisy_figures"] == 0
