@@ -365,3 +365,24 @@ def shown_answers(page: Any) -> dict[str, str]:
         cells.nth(i).get_attribute("data-key"): cells.nth(i).inner_text().strip()
         for i in range(cells.count())
     }
+
+
+WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def axe_violations(page: Any) -> list[str]:
+    """axe-core's WCAG 2.1 A/AA violations on the page as it is now, one line each."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_21_AA}})
+    return [
+        f"{rule['id']}: {[node['target'] for node in rule['nodes']]}"
+        for rule in results.response["violations"]
+    ]
+
+
+def sideways_overflow(page: Any) -> int:
+    """How far the page is wider than the screen, in CSS pixels (0: no sideways scrolling)."""
+    return int(
+        page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    )

@@ -17,13 +17,12 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import LiveServer, watch
+from .conftest import LiveServer, axe_violations, sideways_overflow, watch
 
 USERNAME = "builder-ada"
 PASSWORD = "correct horse battery"
 SLUG = "builder-life"
 BUILDER = "/research/builder/"
-AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 NARROW = {"width": 320, "height": 640}
 
 
@@ -48,23 +47,6 @@ def press(page: Any, name: str) -> None:
     """Press a builder button (the first of that name) and wait for the page it posts to."""
     with page.expect_navigation():
         page.get_by_role("button", name=name, exact=True).first.click()
-
-
-def axe_violations(page: Any) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": AXE_TAGS}})
-    return [
-        f"{violation['id']}: {[node['target'] for node in violation['nodes']]}"
-        for violation in results.response["violations"]
-    ]
-
-
-def sideways_overflow(page: Any) -> int:
-    """How far the page is wider than the screen, in CSS pixels (0: no sideways scrolling)."""
-    return int(
-        page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    )
 
 
 def build_bilingual_survey(page: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import EXAMPLE, ROOT, LiveServer
+from .conftest import EXAMPLE, ROOT, LiveServer, axe_violations, sideways_overflow
 
 USERNAME = "hopper"
 PASSWORD = "a fourth horse battery"
@@ -26,7 +26,6 @@ YES_NO = "access-campus"
 MIXED = "access-mixed"
 STAFF = "access-staff"
 LANGUAGES = ("en", "ko", "zh")
-AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 320, "height": 640}
 ZOOMED = {"width": 640, "height": 450}  # a 1280 × 900 window at 200% zoom
@@ -124,23 +123,6 @@ def logged_in_page(
         page.click("button[type=submit]")
     assert page.url.endswith("/research/"), page.url
     return page
-
-
-def axe_violations(page: Any) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": AXE_TAGS}})
-    return [
-        f"{violation['id']}: {[node['target'] for node in violation['nodes']]}"
-        for violation in results.response["violations"]
-    ]
-
-
-def sideways_overflow(page: Any) -> int:
-    """How far the page is wider than the screen, in CSS pixels (0: no sideways scrolling)."""
-    return int(
-        page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    )
 
 
 def problems_here(page: Any, name: str, problems: dict[tuple[str, int], Any]) -> None:

@@ -15,15 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
 from survey_app import form_tokens
 
-from .conftest import SECRET_KEY, LiveServer, watch
+from .conftest import SECRET_KEY, LiveServer, axe_violations, sideways_overflow, watch
 
 LANGUAGES = ("en", "ko", "zh")
-WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 SLUG = "access-check"
 DEFINITION = f"""\
 slug: {SLUG}
@@ -64,19 +62,6 @@ def server(live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory) ->
 
 def with_language(path: str, language: str) -> str:
     return f"{path}{'&' if '?' in path else '?'}lang={language}"
-
-
-def axe_violations(page: Any) -> list[str]:
-    """axe-core's WCAG 2.1 A/AA violations on the page as it is now, one line each."""
-    results = Axe().run(page, options={"runOnly": {"type": "tag", "values": WCAG_21_AA}})
-    return [
-        f"{rule['id']}: {[node['target'] for node in rule['nodes']]}"
-        for rule in results.response["violations"]
-    ]
-
-
-def no_sideways_scrolling(page: Any) -> bool:
-    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
 
 
 def answer_with_keyboard(page: Any) -> None:
@@ -175,20 +160,20 @@ def test_every_page_fits_320_px_and_the_questions_come_first(
     page = new_context(viewport={"width": 320, "height": 640}).new_page()
     for name, (path, _status) in PAGES_WITHOUT_STATE.items():
         page.goto(server.url(with_language(path, language)))
-        assert no_sideways_scrolling(page), f"{name} scrolls sideways at 320 px"
+        assert not sideways_overflow(page), f"{name} scrolls sideways at 320 px"
     page.goto(server.url(with_language(ANSWER, language)))
     first = page.locator("fieldset.question").first.bounding_box()
     assert first is not None and first["y"] < 640, "the first question is below the fold"
     page.locator("details.protection summary").click()
     expect(page.locator("details.protection p").first).to_be_visible()  # explanation kept
-    assert no_sideways_scrolling(page)
+    assert not sideways_overflow(page)
     page.locator('input[name="cheated"][value="y"]').check()
     page.locator('input[name="substance"][value="1"]').check()
     page.locator('input[type="number"][name="drinks"]').fill("3")
     with page.expect_navigation():
         page.locator('button[type="submit"]').click()
     page.locator("details.stored summary").click()
-    assert no_sideways_scrolling(page), "the thank-you page scrolls sideways at 320 px"
+    assert not sideways_overflow(page), "the thank-you page scrolls sideways at 320 px"
 
 
 def test_the_focus_ring_contrasts_at_least_3_to_1(
