@@ -4,6 +4,8 @@ and CSVs (``/research/surveys/<slug>/groups`` and ``/regression``)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -486,3 +488,73 @@ def test_the_regression_csv_columns_and_rows(studied: Flask) -> None:
     store_fixed(studied, [(0, 30, 16), (1, 30, 8)])
     owner = as_user(studied, "ada")
     assert csv_text(owner, "regression.csv?outcome=cheated&covariates=year") == REGRESSION_CSV
+
+
+# Issue item 5: the per-response CSV and its codebook, read as R's rr package reads them.
+
+
+def read_as_r(client: FlaskClient) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """The per-response CSV with R's column names (the codebook's ``r_columns``), as
+    ``read.csv`` gives it, and the codebook by question key."""
+    text = csv_text(client, "responses.csv")
+    book = client.get(f"/research/surveys/{SLUG}/codebook.json?kind=responses").get_json()
+    header, *lines = list(csv.reader(io.StringIO(text)))
+    r_header = header[:3] + [name for q in book["questions"] for name in q["r_columns"]]
+    assert len(r_header) == len(header)
+    return [dict(zip(r_header, line, strict=True)) for line in lines], {
+        q["key"]: q for q in book["questions"]
+    }
+
+
+def rrreg_like(
+    rows: list[dict[str, str]], outcome: Any, levels: list[str], rr: dict[str, Any]
+) -> list[float]:
+    """What ``rrreg(y ~ factor(year, levels = LEVELS) + age, data = d, p = rr$p, p0 = rr$p0,
+    p1 = rr$p1, design = "forced-known")`` maximizes: na.omit drops empty cells (read.csv's
+    NA), the factor is treatment-coded against its first level, and P(y = 1 | x) =
+    p1 + p·logistic(xᵀβ). Returns β̂ (rr's EM converges to the same maximum)."""
+    kept = [row for row in rows if row["year"] and row["age"] and outcome(row) is not None]
+    x = np.array(
+        [
+            [1.0] + [float(row["year"] == level) for level in levels[1:]] + [float(row["age"])]
+            for row in kept
+        ]
+    )
+    y = np.array([outcome(row) for row in kept], dtype=float)
+    assert round(rr["p"] + rr["p0"] + rr["p1"], 10) == 1  # rr refuses anything else
+    fit = fit_randomized_logistic(x, y, rr["p1"], rr["p1"] + rr["p"])
+    return [c.estimate for c in fit.coefficients]
+
+
+@pytest.mark.parametrize("outcome", ["cheated", "substance", "device"])
+def test_r_reads_the_export_and_fits_what_the_page_fits(simulated: Flask, outcome: str) -> None:
+    owner = as_user(simulated, "ada")
+    rows, book = read_as_r(owner)
+    levels = book["year"]["options"]
+    rr = book[outcome]["r_rr_package"]
+    assert rr["design"] == "forced-known"
+    reads: dict[str, Any] = {
+        "cheated": lambda row: int(row["cheated"]) if row["cheated"] else None,
+        "substance": lambda row: int(row["substance"] == "Cannabis") if row["substance"] else None,
+        "device": lambda row: int(row["device.1"]) if row["device.1"] else None,
+    }
+    option = None if outcome == "cheated" else 1
+    with simulated.app_context():
+        db = get_db()
+        page = analysis.fit_regression(db, stored_survey(db), outcome, ["year", "age"], option)
+    assert rrreg_like(rows, reads[outcome], levels, rr) == pytest.approx(
+        [term.coefficient.estimate for term in page.terms], abs=1e-6
+    )
+    assert book["device"]["r_columns"] == ["device.0", "device.1", "device.2"]
+
+
+def test_r_names_follow_make_names() -> None:
+    from survey_app.exports import r_name
+
+    assert [r_name(k) for k in ("year", "2fa", "_x", "if", "in_school")] == [
+        "year",
+        "X2fa",
+        "X_x",
+        "if.",
+        "in_school",
+    ]
