@@ -219,7 +219,7 @@ def measure(n: int, requests: int, data_dir: Path, rng: np.random.Generator) -> 
     page = f"/research/surveys/{SLUG}/regression?{query}"
     download = f"/research/surveys/{SLUG}/regression.csv?{query}"
     config = ServerConfig()
-    with Server(database, config, secret_key, folder / "gunicorn.log").start() as server:
+    with Server(database, config, secret_key, folder / "gunicorn.log") as server:  # starts it
         browser = Browser(server.port, timeout=600)
         log_in(browser)
         cold, body = timed_get(browser, page)
