@@ -67,9 +67,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     from .cli import register_commands
     from .health import bp as health_bp
+    from .public import bp as public_bp
     from .research import auth_bp
     from .research import bp as research_bp
+    from .research.analysis import bp as analysis_bp
     from .research.builder import bp as builder_bp
+    from .research.publishing import bp as publishing_bp
     from .respond import bp as respond_bp
     from .security import add_security_headers
 
@@ -78,6 +81,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(auth_bp)
     app.register_blueprint(research_bp)
     app.register_blueprint(builder_bp)
+    app.register_blueprint(publishing_bp)
+    app.register_blueprint(public_bp)
+    app.register_blueprint(analysis_bp)
     app.after_request(add_security_headers)
     app.after_request(_relative_redirect)
     app.register_error_handler(HTTPException, _render_http_error)

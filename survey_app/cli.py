@@ -28,6 +28,7 @@ from .exports import aggregate_csv, codebook, responses_csv
 from .invitations import create_invitations
 from .ledger import odds_text, survey_ledger
 from .privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
+from .release_commands import COMMANDS as RELEASE_COMMANDS
 from .surveys import (
     Survey,
     SurveyExistsError,
@@ -323,6 +324,7 @@ COMMANDS = (
     export_command,
     recount_command,
     ledger_command,
+    *RELEASE_COMMANDS,
     audit_command,
     create_researcher_command,
     run_command,

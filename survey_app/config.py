@@ -110,7 +110,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "BASE_URL",
         "http://127.0.0.1:5000",
-        "The public address of the app, used in the invitation links `survey-app invite` writes.",
+        "The public address of the app, used in the invitation links `survey-app invite` writes "
+        "and the public results address `survey-app publish` prints.",
     ),
     Setting(
         "SESSION_COOKIE_SECURE",

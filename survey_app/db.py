@@ -275,6 +275,34 @@ def _languages_and_sources(db: sqlite_utils.Database) -> None:
     )
 
 
+def _central_releases(db: sqlite_utils.Database) -> None:
+    """Public releases under central DP: each survey's central ε budget and its ledger.
+
+    ``central_budget`` is an exact decimal as text (NULL: none set, so only free figures
+    may be published). A ``releases`` row is one publication: what it showed, its ε and
+    what it cost (0 for the same snapshot again), the fingerprints of its data and its
+    choices, and the figures themselves as JSON, computed once: the public page shows
+    them again and never draws fresh noise (``releases.py``).
+    """
+    db.executescript(
+        """
+        ALTER TABLE surveys ADD COLUMN central_budget TEXT;
+        CREATE TABLE releases (
+            id INTEGER PRIMARY KEY,
+            survey_id INTEGER NOT NULL REFERENCES surveys(id),
+            released_at TEXT NOT NULL,
+            what TEXT NOT NULL,
+            epsilon TEXT NOT NULL,          -- exact decimal; 0 for free figures only
+            cost TEXT NOT NULL,             -- exact decimal charged to the budget
+            data_fingerprint TEXT NOT NULL, -- the responses it was computed from
+            choices TEXT NOT NULL,          -- the figures it shows
+            snapshot TEXT NOT NULL          -- the figures' stored numbers (JSON)
+        );
+        CREATE INDEX releases_by_survey ON releases (survey_id, id);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -282,6 +310,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _question_types_and_tallies,
     _researcher_sessions_decaying_failures,
     _languages_and_sources,
+    _central_releases,
 )
 
 

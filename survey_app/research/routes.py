@@ -105,7 +105,9 @@ def _interval_options() -> tuple[float, str]:
     confidence = request.args.get("confidence", 0.95, type=float)
     method = request.args.get("method", DEFAULT_INTERVAL_METHOD)
     if confidence not in CONFIDENCE_LEVELS:
-        abort(400, description=_("The confidence must be one of %(levels)s.", levels="90%, 95%, 99%"))
+        abort(
+            400, description=_("The confidence must be one of %(levels)s.", levels="90%, 95%, 99%")
+        )
     if method not in INTERVAL_METHODS:
         abort(400, description=_("There is no interval method by that name."))
     return confidence, method
