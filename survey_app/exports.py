@@ -21,6 +21,8 @@ import sqlite_utils
 
 from .estimates import CategoryEstimate, QuestionEstimate
 from .ledger import survey_ledger
+from .privacy.choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
+from .privacy.mechanism import TwoCoinDesign
 from .responses import iter_response_rows
 from .surveys import Question, Survey
 
@@ -203,10 +205,7 @@ def response_columns(survey: Survey) -> list[str]:
     encoding (``key.index``; a dot never occurs in a question key)."""
     columns = list(RESPONSE_COLUMNS)
     for question in survey.questions:
-        if question.mechanism.name == "optimized_unary_encoding":
-            columns += [f"{question.key}.{index}" for index in range(len(question.options))]
-        else:
-            columns.append(question.key)
+        columns += _question_columns(question)
     return columns
 
 
@@ -258,14 +257,69 @@ def _response_encoding(question: Question) -> str:
     return "the answer as given (not randomized)"
 
 
+# Names R's read.csv cannot keep as they are (make.names appends a dot to them).
+R_RESERVED = frozenset({"if", "else", "repeat", "while", "function", "for", "next", "break", "in"})
+
+
+def r_name(column: str) -> str:
+    """A column's name once R's ``read.csv`` has read it (``make.names``): an "X" before a
+    name that starts with a digit or "_", a dot after a reserved word. Keys are
+    ``[a-z0-9_]+``, so nothing else changes."""
+    name = "X" + column if column[:1].isdigit() or column.startswith("_") else column
+    return name + "." if name in R_RESERVED else name
+
+
+def _question_columns(question: Question) -> list[str]:
+    if question.mechanism.name == "optimized_unary_encoding":
+        return [f"{question.key}.{index}" for index in range(len(question.options))]
+    return [question.key]
+
+
+def _rr_forced_known(question: Question) -> dict[str, Any] | None:
+    """R ``rr``'s forced-response design for a sensitive share, or None (numbers, plain).
+
+    ``rrreg`` models P(report 1 | x) = p1 + p·logistic(xᵀβ) with p + p0 + p1 = 1 (it checks
+    the sum): so p = p_true - p_false, p1 = p_false (a "yes" whatever the truth) and p0 =
+    1 - p_true (a "no" whatever the truth). Two coins: p = t, p1 = (1-t)f, p0 = (1-t)(1-f).
+    A choice option, against the rest: GRR p1 = q, p0 = 1 - p; OUE p1 = q, p0 = ½.
+    Computed in exact fractions, so the three floats sum to 1 to R's 10 digits.
+    """
+    mechanism = question.mechanism
+    if isinstance(mechanism, TwoCoinDesign):
+        t = Fraction(mechanism.truth_probability)
+        f = Fraction(mechanism.forced_yes_probability)
+        p_true, p_false = t + (1 - t) * f, (1 - t) * f
+    elif isinstance(mechanism, GeneralizedRandomizedResponse):
+        p_true, p_false = mechanism.keep_probability, mechanism.other_probability
+    elif isinstance(mechanism, OptimizedUnaryEncoding):
+        p_true, p_false = mechanism.one_probability, mechanism.flip_to_one_probability
+    else:
+        return None
+    rr: dict[str, Any] = {
+        "design": "forced-known",
+        "p": float(p_true - p_false),
+        "p1": float(p_false),
+        "p0": float(1 - p_true),
+    }
+    key = r_name(question.key)
+    if isinstance(mechanism, GeneralizedRandomizedResponse):
+        rr["outcome"] = (
+            f"one option against the rest: as.integer(d${key} == OPTION), OPTION the option's text"
+        )
+    elif isinstance(mechanism, OptimizedUnaryEncoding):
+        rr["outcome"] = f"one option against the rest: the column {key}.INDEX (0 or 1)"
+    return rr
+
+
 def codebook(
     survey: Survey, kind: str, confidence: float, method: str, app_version: str
 ) -> dict[str, Any]:
     """Provenance for an export: enough to analyse it without this app.
 
     Every question's mechanism with its exact parameters and ε (the ledger). For a
-    two-coin question, R's ``rr`` package reads the per-response column with
-    ``design = "forced-known"``, ``p`` = t, ``p1`` = (1-t)f and ``p0`` = (1-t)(1-f).
+    sensitive yes/no question or choice option, ``r_rr_package`` gives R's ``rr``
+    forced-response parameters (``_rr_forced_known``); per-response codebooks name each
+    question's columns as R's ``read.csv`` will (``r_columns``).
     """
     questions = []
     for question, entry in zip(survey.questions, survey_ledger(survey), strict=True):
@@ -284,17 +338,12 @@ def codebook(
             described["options"] = list(question.options)
         if question.type == "number":
             described["min"], described["max"] = question.min, question.max
-        if entry.mechanism == "two_coin_randomized_response":
-            t = Fraction(entry.parameters["truth_probability"])
-            f = Fraction(entry.parameters["forced_yes_probability"])
-            described["r_rr_package"] = {
-                "design": "forced-known",
-                "p": float(t),
-                "p1": float((1 - t) * f),
-                "p0": float((1 - t) * (1 - f)),
-            }
+        rr = _rr_forced_known(question)
+        if rr is not None:
+            described["r_rr_package"] = rr
         if kind == "responses":
             described["encoding"] = _response_encoding(question)
+            described["r_columns"] = [r_name(column) for column in _question_columns(question)]
         questions.append(described)
     book: dict[str, Any] = {
         "survey": survey.slug,

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from statistics import NormalDist
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -134,13 +134,20 @@ class Design:
     """A design matrix (an intercept column, then the covariates' columns) and the outcome.
 
     ``outcome`` holds the outcome question's stored values for the rows kept (responses
-    with every covariate and the outcome answered); ``dropped`` counts the others.
+    with every covariate and the outcome answered); ``dropped`` counts the responses left
+    out. ``weights``, when set, is how many identical responses each row stands for
+    (``design_from_counts``); ``n`` counts responses either way.
     """
 
     matrix: Matrix
     names: tuple[str, ...]
     outcome: tuple[object, ...]
     dropped: int
+    weights: Vector | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.outcome) if self.weights is None else int(round(self.weights.sum()))
 
 
 def design_from_responses(
@@ -162,6 +169,37 @@ def design_from_columns(
     kept respondent chose has no column (it would be all zeros). Rows with any value
     missing are dropped (complete cases).
     """
+    return _design(columns, outcome_key, covariates)
+
+
+def design_from_counts(
+    counts: Mapping[tuple[Any, ...], int], outcome_key: str, covariates: Sequence[Covariate]
+) -> Design:
+    """The design from joint counts: (covariates' stored values in order, then the
+    outcome's) → how many responses stored that combination (``crosstabs.joint_counts``
+    with keys ``(*covariates, outcome)``).
+
+    One row per distinct combination, weighted by its count: the weighted likelihood is
+    the responses' likelihood term for term, so the fit, its standard errors and the
+    dropped count are those of the responses one by one (``design_from_columns``).
+    """
+    keys = (*(c.key for c in covariates), outcome_key)
+    combinations = list(counts)
+    if any(len(combination) != len(keys) for combination in combinations):
+        raise DesignMatrixError("every combination needs one value per covariate and the outcome")
+    columns = {key: [c[i] for c in combinations] for i, key in enumerate(keys)}
+    weights = np.fromiter(counts.values(), dtype=np.float64, count=len(combinations))
+    if not (weights > 0).all():
+        raise DesignMatrixError("every combination needs a positive count")
+    return _design(columns, outcome_key, covariates, weights)
+
+
+def _design(
+    columns: Mapping[str, Sequence[object]],
+    outcome_key: str,
+    covariates: Sequence[Covariate],
+    weights: Vector | None = None,
+) -> Design:
     if not covariates:
         raise DesignMatrixError("choose at least one covariate")
     for covariate in covariates:
@@ -206,7 +244,10 @@ def design_from_columns(
         parts.append(block)
         names.extend(block_names)
     outcome = tuple(compress(columns[outcome_key], kept))
-    return Design(np.hstack(parts), tuple(names), outcome, int((~kept).sum()))
+    if weights is None:
+        return Design(np.hstack(parts), tuple(names), outcome, int((~kept).sum()))
+    dropped = int(round(weights[~kept].sum()))
+    return Design(np.hstack(parts), tuple(names), outcome, dropped, weights[kept])
 
 
 def _columns_of(covariate: Covariate, values: npt.NDArray[np.generic]) -> tuple[Matrix, list[str]]:
@@ -476,5 +517,5 @@ def fit_question(
     """Fit ``design``'s outcome (a yes/no question, or one option of a choice) on its covariates."""
     reports, p_false, p_true = category_reports(design.outcome, mechanism, option)
     return fit_randomized_logistic(
-        design.matrix, reports, p_false, p_true, design.names, confidence
+        design.matrix, reports, p_false, p_true, design.names, confidence, design.weights
     )
