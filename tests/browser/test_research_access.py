@@ -131,9 +131,19 @@ def problems_here(page: Any, name: str, problems: dict[tuple[str, int], Any]) ->
         page.set_viewport_size(viewport)
         violations = axe_violations(page) if viewport is not ZOOMED else []
         overflow = sideways_overflow(page)
-        if violations or overflow:
-            problems[name, viewport["width"]] = (violations, overflow)
+        squeezed = narrowest_caption(page) < viewport["width"] / 2
+        if violations or overflow or squeezed:
+            problems[name, viewport["width"]] = (violations, overflow, squeezed)
     page.set_viewport_size(DESKTOP)
+
+
+def narrowest_caption(page: Any) -> float:
+    """The width of the narrowest table caption, in CSS pixels (a caption squeezed into a
+    column a few characters wide cannot be read); infinite when there is none."""
+    widths = page.eval_on_selector_all(
+        "caption", "els => els.map((e) => e.getBoundingClientRect().width)"
+    )
+    return min(widths, default=float("inf"))
 
 
 def press(page: Any, name: str) -> None:
@@ -170,12 +180,19 @@ def test_every_researcher_page_passes_axe_and_fits_a_phone(
         "share?": f"{study}/share?username={VIEWER}&lang={language}",
         "share error": f"{study}/share?username=nobody&lang={language}",
         "invite?": f"{study}/invite?count=3&lang={language}",
+        "groups": f"/research/surveys/{MIXED}/groups?question=cheated&by=year&lang={language}",
+        "regression (too few)": (
+            f"/research/surveys/{MIXED}/regression?outcome=cheated&covariates=year&lang={language}"
+        ),
+        "publish": f"/research/surveys/{YES_NO}/publish",
+        "publish?": f"/research/surveys/{YES_NO}/publish/release?figure=estimates&lang={language}",
         "404": "/research/surveys/no-such-survey",
         "logout": "/logout",
     }.items():
         response = page.goto(live_server.url(path if "?" in path else path + lang))
         assert response is not None
-        assert response.status == {"404": 404, "share error": 400}.get(name, 200), name
+        expected = {"404": 404, "share error": 400, "regression (too few)": 400}.get(name, 200)
+        assert response.status == expected, name
         shown_lang = page.evaluate("document.documentElement.lang")
         assert shown_lang in {"en", language, "zh-Hans"}, (name, page.content()[:300])
         problems_here(page, name, problems)
@@ -184,6 +201,16 @@ def test_every_researcher_page_passes_axe_and_fits_a_phone(
     press(page, page.locator("form[method=post] button").inner_text())
     expect(page.locator("textarea#links")).to_be_visible()
     problems_here(page, "links", problems)
+
+    page.goto(
+        live_server.url(
+            f"/research/surveys/{YES_NO}/publish/release?figure=estimates&lang={language}"
+        )
+    )
+    press(page, page.locator("form[method=post] button").inner_text())
+    public = new_context().new_page()
+    assert public.goto(live_server.url(f"/results/{YES_NO}{lang}")).status == 200  # type: ignore[union-attr]
+    problems_here(public, "public results", problems)
     assert not problems, problems
 
 
