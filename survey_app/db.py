@@ -303,6 +303,27 @@ def _central_releases(db: sqlite_utils.Database) -> None:
     )
 
 
+def _count_snapshots(db: sqlite_utils.Database) -> None:
+    """Joint counts of stored values kept between processes (``crosstabs.py``).
+
+    A snapshot holds the counts of a survey's responses up to ``through_id`` for one
+    tuple of question keys (JSON), as ``[[value, ..., count], ...]``: no more than the
+    responses table says, summed. A new worker or a restarted server reads it and scans
+    only the rows stored since, instead of every row's JSON again.
+    """
+    db.executescript(
+        """
+        CREATE TABLE count_snapshots (
+            survey_id INTEGER NOT NULL REFERENCES surveys(id),
+            keys TEXT NOT NULL,
+            through_id INTEGER NOT NULL,
+            counts TEXT NOT NULL,
+            PRIMARY KEY (survey_id, keys)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -311,6 +332,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _researcher_sessions_decaying_failures,
     _languages_and_sources,
     _central_releases,
+    _count_snapshots,
 )
 
 

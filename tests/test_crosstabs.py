@@ -89,3 +89,37 @@ def test_two_databases_never_share_counts(mixed_app: Flask, tmp_path: Path) -> N
     store(other, 3)
     assert sum(counts(mixed_app, ("year",)).values()) == 10
     assert sum(counts(other, ("year",)).values()) == 3
+
+
+def test_another_process_starts_from_the_stored_snapshot(
+    mixed_app: Flask, database: sqlite_utils.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a scan has read SNAPSHOT_ROWS rows its counts are stored; a process with no
+    counts of its own (here: the cache emptied) reads them and scans only newer rows."""
+    monkeypatch.setattr(crosstabs, "SNAPSHOT_ROWS", 30)
+    keys = ("year", "cheated")
+    store(mixed_app, 40)
+    assert counts(mixed_app, keys) == recount(database, keys)
+    [(through_id, _stored)] = database.execute(
+        "SELECT through_id, counts FROM count_snapshots WHERE keys = ?", [json.dumps(keys)]
+    ).fetchall()
+    assert through_id == database.execute("SELECT max(id) FROM responses").fetchone()[0]
+
+    crosstabs.forget_counts()
+    store(mixed_app, 5, start=40)
+    scanned_from = []
+    real_scan = crosstabs._scan
+
+    def recording_scan(db, survey, keys, counted, newest):
+        scanned_from.append(counted.through_id)
+        return real_scan(db, survey, keys, counted, newest)
+
+    monkeypatch.setattr(crosstabs, "_scan", recording_scan)
+    assert counts(mixed_app, keys) == recount(database, keys)
+    assert scanned_from == [through_id]  # only the 5 new rows were read
+
+
+def test_small_catch_ups_write_nothing(mixed_app: Flask, database: sqlite_utils.Database) -> None:
+    store(mixed_app, 10)
+    counts(mixed_app, ("year",))
+    assert database.execute("SELECT count(*) FROM count_snapshots").fetchone()[0] == 0
