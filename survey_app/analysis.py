@@ -24,6 +24,7 @@ import sqlite_utils
 from .answers import Stored
 from .crosstabs import joint_counts
 from .exports import csv_chunks, neutralize
+from .i18n import current_language
 from .i18n import gettext as _
 from .privacy import DEFAULT_INTERVAL_METHOD, Estimate
 from .privacy.choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
@@ -512,7 +513,8 @@ def _refusal(error: RegressionError) -> str:
         )
     else:
         reason = _("This regression cannot be fitted.")
-    return f"{reason} ({detail})"
+    # The library's sentence names the question, but it is English: for English pages only.
+    return f"{reason} ({detail})" if current_language() == "en" else reason
 
 
 REGRESSION_COLUMNS = (

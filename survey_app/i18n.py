@@ -29,8 +29,11 @@ HTML_LANG = {"en": "en", "ko": "ko", "zh": "zh-Hans"}
 # Flask-Babel ships no type information; these typed doors to it keep mypy's checks on the
 # words and numbers every page is built from.
 def gettext(string: str, **variables: Any) -> str:
-    """``string`` in the page's language, with ``%(name)s`` placeholders filled."""
-    return str(flask_babel.gettext(string, **variables))
+    """``string`` in the page's language, with ``%(name)s`` placeholders filled.
+
+    Always a format string, as in the templates (Jinja's gettext): "%%" is a literal "%"
+    even in a message without placeholders."""
+    return str(flask_babel.gettext(string)) % variables
 
 
 def ngettext(singular: str, plural: str, num: int, **variables: Any) -> str:

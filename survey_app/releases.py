@@ -157,11 +157,15 @@ class FigureChoice:
 
 @dataclass(frozen=True)
 class LedgerEntry:
+    """One release: ``what`` names its figures by question key (for the terminal);
+    ``figures`` are the same, for pages that name them in the reader's language."""
+
     id: int
     released_at: str
     what: str
     epsilon: Fraction
     cost: Fraction
+    figures: tuple[FigureChoice, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -313,9 +317,16 @@ def central_ledger(db: sqlite_utils.Database, survey: Survey) -> CentralLedger:
     """The survey's budget and every release charged against it."""
     row = db.execute("SELECT central_budget FROM surveys WHERE id = ?", [survey.id]).fetchone()
     entries = tuple(
-        LedgerEntry(r[0], r[1], r[2], Fraction(r[3]), Fraction(r[4]))
+        LedgerEntry(
+            r[0],
+            r[1],
+            r[2],
+            Fraction(r[3]),
+            Fraction(r[4]),
+            tuple(figure_choice(survey, f["id"]) for f in json.loads(r[5])["figures"]),
+        )
         for r in db.execute(
-            "SELECT id, released_at, what, epsilon, cost FROM releases "
+            "SELECT id, released_at, what, epsilon, cost, snapshot FROM releases "
             "WHERE survey_id = ? ORDER BY id",
             [survey.id],
         )

@@ -442,7 +442,9 @@ def test_too_few_rows_and_separation_are_refused_in_words(studied: Flask) -> Non
     store_fixed(studied, [(0, 300, 0), (1, 300, 300)], tag="split")
     split = owner.get(f"/research/surveys/{SLUG}/regression?outcome=cheated&covariates=year")
     assert split.status_code == 400
-    assert "0% or 100%" in split.get_data(as_text=True)
+    page = split.get_data(as_text=True)
+    assert "the estimated share is 0% or 100%, so the effects run off" in page
+    assert "%%" not in page
 
 
 # (d) The CSVs, as literal text.

@@ -361,11 +361,16 @@ def test_the_publish_page_shows_the_ledger_and_the_split(owned: Flask, ada: Flas
     publish_in_browser(ada, query["figure"], "1")  # type: ignore[arg-type]
     page = ada.get(f"/research/surveys/{OWNED}/publish").get_data(as_text=True)
     assert "Budget ε = 2; spent 1; remaining 1." in page
-    assert re.search(
-        r'data-label="Figures">sensitive estimates; histogram of year; '
-        r"cheated by year</td>",
-        page,
-    )
+    figures = re.search(r'data-label="Figures">(.*?)</td>', page, re.S)
+    assert figures is not None
+    assert figures[1].split("<br>") == [
+        "Estimates of every sensitive question (free: computed from the randomized answers alone)",
+        "How many chose each answer to “Which year of study are you in?” (noisy counts)",
+        "“Have you cheated on an exam in the past year?” by the answers to “Which year of "
+        "study are you in?” (noisy group sizes)",
+    ]
+    korean = ada.get(f"/research/surveys/{OWNED}/publish?lang=ko").get_data(as_text=True)
+    assert "histogram of year" not in korean  # named in the page's language
     shown = public_page(owned)
     assert "ε = 0.5 each" in shown
     assert "sensitivity 2" in shown and "sensitivity 1" in shown

@@ -14,6 +14,7 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from werkzeug.wrappers import Response
 
 from ..db import get_db
+from ..i18n import format_decimal
 from ..i18n import gettext as _
 from ..releases import (
     MAX_BUDGET,
@@ -46,8 +47,17 @@ from .studies import is_owner
 
 bp = Blueprint("publishing", __name__, url_prefix="/research")
 bp.before_request(require_researcher)
-# ε and budgets as exact decimals ("0.25"), in every template (the public page's too).
-bp.add_app_template_filter(decimal_text, "epsilon")
+
+
+def epsilon_shown(value: Fraction | str) -> str:
+    """ε for reading: an exact decimal as it is ("0.25"), a third of 1 rounded ("≈ 0.333")."""
+    exact = Fraction(value)
+    text = decimal_text(exact)
+    return text if "/" not in text else "≈ " + format_decimal(float(exact), "#,##0.###")
+
+
+# ε and budgets in every template (the public page's too).
+bp.add_app_template_filter(epsilon_shown, "epsilon")
 
 
 def _owned_survey(slug: str) -> Survey:
