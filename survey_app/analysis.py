@@ -32,10 +32,14 @@ from .privacy.groups import (
     MIN_GROUP_SIZE,
     Difference,
     GroupCount,
+    GroupSums,
     GroupTooSmallError,
     estimate_by_group,
     group_difference,
+    mean_difference,
+    means_by_group,
 )
+from .privacy.means import MeanEstimate, estimate_mean
 from .privacy.mechanism import TwoCoinDesign
 from .privacy.regression import (
     Coefficient,
@@ -67,8 +71,11 @@ def _question(survey: Survey, key: str | None) -> Question:
     raise AnalysisError(_("There is no question with the key “%(key)s” in this survey.", key=key))
 
 
-def _outcome(survey: Survey, key: str | None, option: int | None) -> Question:
-    """A sensitive yes/no or choice question, with ``option`` valid for it."""
+def _outcome(
+    survey: Survey, key: str | None, option: int | None, numbers: bool = False
+) -> Question:
+    """A sensitive yes/no or choice question (or number, with ``numbers``), with
+    ``option`` valid for it."""
     question = _question(survey, key)
     if not question.sensitive:
         raise AnalysisError(
@@ -78,12 +85,12 @@ def _outcome(survey: Survey, key: str | None, option: int | None) -> Question:
                 text=question.text,
             )
         )
-    if question.type == "number":
+    if question.type == "number" and not numbers:
         raise AnalysisError(
             _(
-                "“%(text)s” is a number question. Shares by group and the regression are "
-                "for yes/no questions and for the options of choice questions; the mean of a "
-                "number is on the dashboard.",
+                "“%(text)s” is a number question. The regression is for yes/no questions "
+                "and for the options of choice questions; the mean of a number by group is "
+                "on the page of estimates by group.",
                 text=question.text,
             )
         )
@@ -159,7 +166,7 @@ class GroupRow:
 
     groups: tuple[Group, ...]
     n: int | None
-    estimate: Estimate | None
+    estimate: Estimate | MeanEstimate | None
 
     @property
     def pooled(self) -> bool:
@@ -233,25 +240,52 @@ def estimate_groups(
     below ``MIN_GROUP_SIZE`` are pooled or withheld exactly as ``estimate_by_group``
     decides. A response counts when it answered both questions.
     """
-    question = _outcome(survey, question_key, option)
+    question = _outcome(survey, question_key, option, numbers=True)
     by = _plain(survey, by_key, question)
     counts = joint_counts(db, survey, (by.key, question.key))
     answered_counts = {c: n for c, n in counts.items() if None not in c}
     values = sorted({group for group, _report in answered_counts}, key=_order)
     groups = {str(value): Group(str(value), _label(by, value)) for value in values}
-    options = (
-        [None]
-        if question.type == "yes_no"
-        else [option]
-        if option is not None
-        else list(range(len(question.options)))
-    )
-    mechanism = question.mechanism
-    assert isinstance(mechanism, OutcomeMechanism)
     sizes: Counter[str] = Counter()
     for (group, _report), n in answered_counts.items():
         sizes[str(group)] += n
     chosen = _chosen_groups(groups, first, second)
+    if question.type == "number":
+        categories = [_means(question, answered_counts, groups, chosen, confidence)]
+    else:
+        categories = _shares(question, option, answered_counts, groups, chosen, confidence, method)
+    answered = sum(answered_counts.values())
+    return GroupAnalysis(
+        question=question,
+        by=by,
+        categories=tuple(categories),
+        comparable=tuple(groups[key] for key in groups if sizes[key] >= MIN_GROUP_SIZE),
+        first=chosen[0] if chosen else None,
+        second=chosen[1] if chosen else None,
+        answered=answered,
+        skipped=sum(counts.values()) - answered,
+        confidence=confidence,
+        method=method,
+    )
+
+
+def _shares(
+    question: Question,
+    option: int | None,
+    answered_counts: Mapping[tuple[Stored, ...], int],
+    groups: Mapping[str, Group],
+    chosen: tuple[Group, Group] | None,
+    confidence: float,
+    method: str,
+) -> list[CategoryGroups]:
+    """Each category's share ("yes", each option, or only ``option``) by group, and the
+    chosen difference."""
+    mechanism = question.mechanism
+    assert isinstance(mechanism, OutcomeMechanism)
+    if question.type == "yes_no":
+        options: list[int | None] = [None]
+    else:
+        options = [option] if option is not None else list(range(len(question.options)))
     categories = []
     for index in options:
         tallies = _group_counts(question, answered_counts, index)
@@ -266,25 +300,63 @@ def estimate_groups(
                     tallies, chosen[0].key, chosen[1].key, mechanism, confidence, method
                 )
             except GroupTooSmallError:
-                refused = _(
-                    "Groups with fewer than %(size)s respondents are not shown alone, so "
-                    "they cannot be compared either. Choose two groups shown in the table.",
-                    size=MIN_GROUP_SIZE,
-                )
+                refused = _too_small_to_compare()
         category = "yes" if index is None else question.options[index]
         categories.append(CategoryGroups(category, index, rows, difference, refused))
-    answered = sum(answered_counts.values())
-    return GroupAnalysis(
-        question=question,
-        by=by,
-        categories=tuple(categories),
-        comparable=tuple(groups[key] for key in groups if sizes[key] >= MIN_GROUP_SIZE),
-        first=chosen[0] if chosen else None,
-        second=chosen[1] if chosen else None,
-        answered=answered,
-        skipped=sum(counts.values()) - answered,
-        confidence=confidence,
-        method=method,
+    return categories
+
+
+def _means(
+    question: Question,
+    answered_counts: Mapping[tuple[Stored, ...], int],
+    groups: Mapping[str, Group],
+    chosen: tuple[Group, Group] | None,
+    confidence: float,
+) -> CategoryGroups:
+    """A number question's mean by group (the dashboard's t interval in each group)."""
+    assert question.min is not None and question.max is not None
+    mechanism = question.mechanism
+    sums: dict[str, GroupSums] = {}
+    for (group, report), n in sorted(answered_counts.items(), key=lambda i: _order(i[0][0])):
+        value = int(str(report))
+        old = sums.get(str(group), GroupSums(0, 0, 0))
+        sums[str(group)] = GroupSums(
+            old.n + n, old.total + n * value, old.total_squares + n * value * value
+        )
+
+    def mean(tally: GroupSums) -> MeanEstimate:
+        result = estimate_mean(
+            tally.n,
+            tally.total,
+            tally.total_squares,
+            mechanism.value_offset,  # type: ignore[attr-defined]
+            mechanism.value_scale,  # type: ignore[attr-defined]
+            question.min,  # type: ignore[arg-type]
+            question.max,  # type: ignore[arg-type]
+            confidence,
+        )
+        assert result is not None  # n >= MIN_GROUP_SIZE
+        return result
+
+    rows = tuple(
+        GroupRow(tuple(groups[g] for g in e.groups), e.n, e.estimate)
+        for e in means_by_group(sums, mean)
+    )
+    difference, refused = None, None
+    if chosen is not None:
+        try:
+            bounds = (float(question.min), float(question.max))
+            difference = mean_difference(sums, chosen[0].key, chosen[1].key, mean, bounds)
+        except GroupTooSmallError:
+            refused = _too_small_to_compare()
+    return CategoryGroups("mean", None, rows, difference, refused)
+
+
+def _too_small_to_compare() -> str:
+    return _(
+        "Groups with fewer than %(size)s respondents are not shown alone, so "
+        "they cannot be compared either. Choose two groups shown in the table.",
+        size=MIN_GROUP_SIZE,
     )
 
 
@@ -335,6 +407,13 @@ GROUP_COLUMNS = (
 )
 
 
+def _interval_method(estimate: Estimate | MeanEstimate | None) -> str | None:
+    """A share's interval method, or "t" for a mean's Student t interval."""
+    if estimate is None:
+        return None
+    return "t" if isinstance(estimate, MeanEstimate) else estimate.method
+
+
 def group_rows(survey: Survey, analysis: GroupAnalysis) -> Iterator[dict[str, Any]]:
     """The by-group table as mappings keyed by ``GROUP_COLUMNS``: one per row of each
     category (status shown, pooled or withheld), then the difference if one was asked."""
@@ -354,7 +433,7 @@ def group_rows(survey: Survey, analysis: GroupAnalysis) -> Iterator[dict[str, An
                 "ci_low": estimate and estimate.low,
                 "ci_high": estimate and estimate.high,
                 "confidence": estimate and estimate.confidence,
-                "interval_method": estimate and estimate.method,
+                "interval_method": _interval_method(estimate),
             }
         difference = category.difference
         if difference is not None and analysis.first and analysis.second:

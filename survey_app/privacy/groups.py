@@ -28,11 +28,12 @@ from __future__ import annotations
 import math
 import operator
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from .estimate import DEFAULT_INTERVAL_METHOD, Estimate, estimate_proportion
+from .means import MeanEstimate
 from .mechanism import ProportionMechanism
 
 # Below 30 respondents a group is not shown alone. Two reasons. Statistics: at the default
@@ -51,6 +52,17 @@ class GroupCount(NamedTuple):
     n: int
 
 
+class GroupSums(NamedTuple):
+    """One group's reports to a number question: how many, their sum and sum of squares."""
+
+    n: int
+    total: int
+    total_squares: int
+
+
+Tally = TypeVar("Tally", GroupCount, GroupSums)
+
+
 @dataclass(frozen=True)
 class GroupEstimate:
     """The estimate for ``groups``: one group, or several small ones pooled together.
@@ -61,7 +73,7 @@ class GroupEstimate:
 
     groups: tuple[str, ...]
     n: int | None
-    estimate: Estimate | None
+    estimate: Estimate | MeanEstimate | None
 
     @property
     def pooled(self) -> bool:
@@ -122,36 +134,65 @@ def estimate_by_group(
     ``mechanism`` is the question's (yes/no: two coins; an option of a choice: GRR or
     OUE): only its ``p_true`` and ``p_false`` are used.
     """
+    return _by_group(counts, _share_of(mechanism, confidence, method), min_size)
+
+
+def means_by_group(
+    sums: Mapping[str, GroupSums],
+    mean: Callable[[GroupSums], MeanEstimate],
+    min_size: int = MIN_GROUP_SIZE,
+) -> tuple[GroupEstimate, ...]:
+    """Each group's mean of a number question, pooled and withheld like the shares.
+
+    ``mean`` estimates from one group's sums (``means.estimate_mean`` with the question's
+    mechanism, bounds and confidence): within a group the reports are what they are
+    everywhere, so the mean's interval is the dashboard's.
+    """
+    return _by_group(sums, mean, min_size)
+
+
+def _by_group(
+    tallies: Mapping[str, Tally],
+    estimate: Callable[[Tally], Estimate | MeanEstimate],
+    min_size: int,
+) -> tuple[GroupEstimate, ...]:
     min_size = operator.index(min_size)
     if min_size < 1:
         raise ValueError("the minimum group size must be at least 1")
     shown: list[GroupEstimate] = []
-    small: dict[str, GroupCount] = {}
-    for group, tally in counts.items():
+    small: dict[str, Tally] = {}
+    for group, tally in tallies.items():
         if tally.n >= min_size:
-            shown.append(
-                GroupEstimate((group,), tally.n, _share(tally, mechanism, confidence, method))
-            )
+            shown.append(GroupEstimate((group,), tally.n, estimate(tally)))
         else:
             small[group] = tally
-    pool = GroupCount(sum(t.reported for t in small.values()), sum(t.n for t in small.values()))
-    if len(small) >= 2 and pool.n >= min_size:
-        shown.append(
-            GroupEstimate(tuple(small), pool.n, _share(pool, mechanism, confidence, method))
-        )
+    pool = _pooled(list(small.values()))
+    if len(small) >= 2 and pool is not None and pool.n >= min_size:
+        shown.append(GroupEstimate(tuple(small), pool.n, estimate(pool)))
     else:
         shown.extend(GroupEstimate((group,), None, None) for group in small)
     return tuple(shown)
 
 
-def _share(
-    tally: GroupCount, mechanism: ProportionMechanism, confidence: float, method: str
-) -> Estimate:
-    result = estimate_proportion(
-        tally.reported, tally.n, mechanism.p_true, mechanism.p_false, confidence, method
-    )
-    assert result is not None  # n >= min_size >= 1
-    return result
+def _pooled(tallies: list[Tally]) -> Tally | None:
+    """The tallies of several groups added up, field by field (None for no groups)."""
+    if not tallies:
+        return None
+    kind = type(tallies[0])
+    return kind(*(sum(column) for column in zip(*tallies, strict=True)))
+
+
+def _share_of(
+    mechanism: ProportionMechanism, confidence: float, method: str
+) -> Callable[[GroupCount], Estimate]:
+    def share(tally: GroupCount) -> Estimate:
+        result = estimate_proportion(
+            tally.reported, tally.n, mechanism.p_true, mechanism.p_false, confidence, method
+        )
+        assert result is not None  # n >= min_size >= 1
+        return result
+
+    return share
 
 
 def group_difference(
@@ -170,19 +211,49 @@ def group_difference(
     lies in [-1, 1] and inside its interval. Both groups must have ``min_size``
     respondents: a difference would show a small group's estimate by another name.
     """
+    share = _share_of(mechanism, confidence, method)
+    a, b = (share(tally) for tally in _two_groups(counts, first, second, min_size))
+    return _mover(first, second, a, b, (-1.0, 1.0), f"mover-{method}")
+
+
+def mean_difference(
+    sums: Mapping[str, GroupSums],
+    first: str,
+    second: str,
+    mean: Callable[[GroupSums], MeanEstimate],
+    bounds: tuple[float, float],
+    min_size: int = MIN_GROUP_SIZE,
+) -> Difference:
+    """μ_first - μ_second with the MOVER interval from the two groups' t intervals, kept
+    within ±(max − min) of the question's ``bounds``."""
+    a, b = (mean(tally) for tally in _two_groups(sums, first, second, min_size))
+    width = bounds[1] - bounds[0]
+    return _mover(first, second, a, b, (-width, width), "mover-t")
+
+
+def _two_groups(
+    tallies: Mapping[str, Tally], first: str, second: str, min_size: int
+) -> tuple[Tally, Tally]:
     if first == second:
         raise ValueError("choose two different groups to compare")
-    estimates = []
     for group in (first, second):
-        if group not in counts:
+        if group not in tallies:
             raise ValueError(f"there is no group {group!r}")
-        tally = counts[group]
-        if tally.n < min_size:
+        if tallies[group].n < min_size:
             raise GroupTooSmallError(
                 f"group {group!r} has fewer than {min_size} respondents, too few to show alone"
             )
-        estimates.append(_share(tally, mechanism, confidence, method))
-    a, b = estimates
+    return tallies[first], tallies[second]
+
+
+def _mover(
+    first: str,
+    second: str,
+    a: Estimate | MeanEstimate,
+    b: Estimate | MeanEstimate,
+    limits: tuple[float, float],
+    method: str,
+) -> Difference:
     point = a.point - b.point
     low = point - math.hypot(a.point - a.low, b.high - b.point)
     high = point + math.hypot(a.high - a.point, b.point - b.low)
@@ -190,8 +261,8 @@ def group_difference(
         first=first,
         second=second,
         point=point,
-        low=max(low, -1.0),
-        high=min(high, 1.0),
-        confidence=confidence,
-        method=f"mover-{method}",
+        low=max(low, limits[0]),
+        high=min(high, limits[1]),
+        confidence=a.confidence,
+        method=method,
     )

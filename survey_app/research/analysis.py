@@ -53,7 +53,8 @@ def _page(template: str, survey: Survey, **context: object) -> tuple[str, int]:
     page = render_template(
         template,
         survey=survey,
-        outcomes=outcome_questions(survey),
+        outcomes=outcome_questions(survey),  # the regression's
+        sensitive=survey.sensitive_questions,  # by group: numbers too
         plains=plain_questions(survey),
         confidence=confidence,
         method=method,
