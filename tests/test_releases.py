@@ -226,7 +226,7 @@ def test_report_noisy_max_picks_the_mode_at_the_predicted_rate(
 ) -> None:
     path = tmp_path / "campus.yaml"
     path.write_text(TWO_CAMPUSES)
-    counts, epsilon, replicates = (10, 20), Fraction(1, 10), 1000
+    counts, epsilon, replicates = (10, 20), Fraction(1, 10), 400
     with app.app_context():
         db = get_db()
         survey = store_survey(db, load_definition(path))
