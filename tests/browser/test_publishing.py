@@ -9,6 +9,7 @@ which sets no cookie. A release that would overspend the budget is refused.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,7 +64,7 @@ def click(page: Any, name: str, role: str = "button") -> None:
 
 
 def test_from_estimates_by_group_to_a_public_page(
-    live_server: LiveServer, survey: str, new_context: Callable[..., Any]
+    live_server: LiveServer, survey: str, new_context: Callable[..., Any], screenshots: Path
 ) -> None:
     owner = new_context().new_page()
     log_in(owner, live_server, f"/research/surveys/{survey}")
@@ -117,3 +118,5 @@ def test_from_estimates_by_group_to_a_public_page(
     assert visitor_context.cookies() == []
     assert sideways_overflow(visitor) == 0
     assert axe_violations(visitor) == []
+    visitor.set_viewport_size({"width": 900, "height": 900})
+    visitor.screenshot(path=str(screenshots / "public-results.png"), full_page=True)
