@@ -393,6 +393,7 @@ def load(
     shape = SURVEYS[survey]
     slug = slug or shape.slug
     database = Path(database)
+    database.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     db = connect(database)
     conn = db.conn

@@ -15,7 +15,7 @@ from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
 
 from . import db, i18n, limits
-from .config import instance_secret_key, load_settings
+from .config import check_database_folder, instance_secret_key, load_settings
 
 try:
     __version__ = version("survey-app")
@@ -42,7 +42,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     )
     app.config.update(load_settings(config))
     if not app.config["DATABASE"]:
+        # The default lives in the instance folder, which is ours to create.
+        Path(app.instance_path).mkdir(mode=0o700, parents=True, exist_ok=True)
         app.config["DATABASE"] = str(Path(app.instance_path) / "survey.db")
+    check_database_folder(app.config["DATABASE"])
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
     # A respondent may take a while over a survey; the token still dies with the session.

@@ -15,12 +15,13 @@ from typing import TextIO
 
 import click
 from flask import Flask, current_app
-from flask.cli import FlaskGroup, routes_command, shell_command, with_appcontext
-from werkzeug.serving import run_simple
+from flask.cli import FlaskGroup, with_appcontext
+from werkzeug.serving import make_server
 
 from . import __version__
 from .accounts import AccountError, check_new_username, create_researcher, find_researcher
 from .audit import audit_command
+from .config import SettingError
 from .db import backup_database, create_owner_only_file, get_db, migrate
 from .definitions import SurveyDefinitionError, load_definition
 from .estimates import survey_estimates
@@ -309,8 +310,20 @@ def run_command(host: str, port: int) -> None:
         survey = store_survey(db, load_definition(bundled_path("examples") / EXAMPLE_SURVEY))
         click.echo(f"Loaded the example survey {survey.slug!r}.")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
+    # Bind first, so that a busy port is an error before anything claims to be running.
+    try:
+        server = make_server(host, port, app, threaded=True)
+    except OSError as err:
+        raise click.ClickException(
+            f"cannot serve on {host}:{port}: {err.strerror}; choose another with --port"
+        ) from err
     click.echo(f"Survey app running: open http://{host}:{port}/ (Ctrl+C stops it)")
-    run_simple(host, port, app, threaded=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
 
 
 COMMANDS = (
@@ -337,21 +350,40 @@ def register_commands(app: Flask) -> None:
 
 
 def _create_app() -> Flask:
+    """The app for the command line: a setting it cannot start with is a one-line error."""
     from . import create_app
 
-    return create_app()
+    try:
+        return create_app()
+    except SettingError as err:
+        raise click.ClickException(str(err)) from err
 
 
-main = FlaskGroup(
+class _SurveyAppGroup(FlaskGroup):
+    """Flask's group, offering only this app's commands.
+
+    Installed Flask extensions add commands of their own through entry points (Flask-Limiter's
+    ``limiter``), and Flask adds ``routes`` and ``shell``: none of them is for an operator of
+    this app, and ``flask --app survey_app`` still offers them to developers.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(command.name for command in COMMANDS if command.name)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.list_commands(ctx):
+            return None
+        return super().get_command(ctx, name)
+
+
+main = _SurveyAppGroup(
     name="survey-app",
     create_app=_create_app,
     add_default_commands=False,
     add_version_option=False,
     load_dotenv=False,
-    help="Collect sensitive yes/no answers under local differential privacy.",
+    help="Collect sensitive survey answers under local differential privacy.",
 )
-main.add_command(shell_command)
-main.add_command(routes_command)
 
 
 if __name__ == "__main__":

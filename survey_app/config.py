@@ -17,6 +17,11 @@ from typing import Any
 ENV_PREFIX = "SURVEY_APP_"
 
 
+class SettingError(ValueError):
+    """A setting the app cannot start with; the message names it and says why, in one line
+    (the command line prints it as it is, instead of a traceback)."""
+
+
 def _parse_switch(text: str) -> bool:
     value = text.strip().lower()
     if value in {"on", "true", "1", "yes"}:
@@ -61,7 +66,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "DATABASE",
         None,
-        "Path of the SQLite database file. Default: `survey.db` in the instance folder "
+        "Path of the SQLite database file; its folder must exist. Default: `survey.db` in the "
+        "instance folder "
         "(`instance/` in a clone installed with `pip install -e .`, "
         "`<venv>/var/survey_app-instance/` when installed with `pip install .`).",
     ),
@@ -173,9 +179,23 @@ def load_settings(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
             try:
                 values[setting.name] = setting.parse(raw)
             except ValueError as err:
-                raise ValueError(f"{setting.env_var}: {err}") from err
+                raise SettingError(f"{setting.env_var}: {err}") from err
     values.update(overrides or {})
     return values
+
+
+def check_database_folder(path: str | Path) -> None:
+    """Refuse a database path whose folder does not exist.
+
+    A mistyped ``SURVEY_APP_DATABASE`` would otherwise create a new, empty database in a
+    new folder, and the app would run on it as if the survey data had vanished.
+    """
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise SettingError(
+            f"{ENV_PREFIX}DATABASE: the folder {str(folder)!r} does not exist; create it "
+            "first or correct the path"
+        )
 
 
 def instance_secret_key(instance_path: str | Path) -> str:

@@ -355,7 +355,6 @@ def connect(path: str | Path) -> sqlite_utils.Database:
     the database file's own mode, so all three stay private. An existing file keeps the
     mode the operator gave it.
     """
-    Path(path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         create_owner_only_file(path)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)

@@ -136,3 +136,52 @@ def test_create_researcher_checks_the_username_before_asking_for_a_password(
     assert "researcher 'ana' already exists" in again.output
     malformed = runner.invoke(args=["create-researcher", "no spaces"], input="")
     assert malformed.exit_code == 1 and "Password" not in malformed.output
+
+
+def _survey_app(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``survey-app ARGS`` as an operator runs it: a process of its own, in ``tmp_path``."""
+    return subprocess.run(
+        [sys.executable, "-m", "survey_app.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SURVEY_APP_DATABASE": str(tmp_path / "survey.db"), **env},
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_bad_setting_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    result = _survey_app(tmp_path, "init-db", SURVEY_APP_RATE_LIMITS="maybe")
+    assert result.returncode == 1
+    assert result.stderr == "Error: SURVEY_APP_RATE_LIMITS: expected on or off, got 'maybe'\n"
+
+
+def test_a_database_in_a_missing_folder_is_refused_not_created(tmp_path: Path) -> None:
+    target = tmp_path / "typo" / "survey.db"
+    result = _survey_app(tmp_path, "init-db", SURVEY_APP_DATABASE=str(target))
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1
+    assert f"the folder '{target.parent}' does not exist" in result.stderr
+    assert not target.parent.exists()
+
+
+def test_help_lists_only_this_apps_commands_in_its_own_words(tmp_path: Path) -> None:
+    result = _survey_app(tmp_path, "--help")
+    assert result.returncode == 0
+    assert "Collect sensitive survey answers" in result.stdout
+    assert "yes/no" not in result.stdout
+    listed = result.stdout.split("Commands:")[1]
+    for foreign in ("limiter", "routes", "shell"):
+        assert f"  {foreign} " not in listed
+
+
+def test_run_on_a_busy_port_fails_without_claiming_to_run(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = _survey_app(tmp_path, "run", "--port", str(port))
+    assert result.returncode == 1
+    assert "running" not in result.stdout
+    assert "in use" in result.stderr
