@@ -24,8 +24,9 @@ UNIT_ENCODING = "optimized_unary_encoding"
 # On the wire every answer to a question has the same length, so the size of a POST (which
 # TLS does not hide) says nothing about which answer it carries: yes/no as one character,
 # an option as its index zero-padded to the width of the largest, and the numbers the
-# browser sends as 17 characters (a leading "-" or "0", then 16 digits: every report
-# within ±LARGEST_REPORT fits). Unary bits and Duchi's bit are fixed-width already.
+# browser sends as 17 characters (a leading "-" or "0", then 16 digits: every honest report
+# fits, since the widest report_range a survey file allows, bounds at ±10^9 with Δ = 10^6
+# at ε = 0.01, reaches ±5,158,883,083). Unary bits and Duchi's bit are fixed-width already.
 # With JavaScript off a number is chosen from a list, or typed, at a fixed width per
 # question (fixed_width_number); only a JS browser without crypto posts it as typed.
 YES, NO = "y", "n"

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from .i18n import LANGUAGES
+from .privacy.number import noise_reach
 
 #: Keys a definition may have, in documentation order; True marks the required ones.
 SURVEY_KEYS = {
@@ -96,6 +97,9 @@ MAX_EPSILON_MAX = Fraction(1000)
 DEFAULT_YES_NO_EPSILON = math.log(3)
 #: ε of a sensitive choice or number question without epsilon.
 DEFAULT_CHOICE_NUMBER_EPSILON = Fraction(1)
+#: The largest magnitude a stored number report may have: a tally cell holds a 64-bit
+#: integer and sums squares of reports, and the square of a larger one would not fit.
+LARGEST_REPORT = 3 * 10**9
 
 _TOO_DEEP = "the definition is nested too deeply to be a survey"
 _EMPTY = "the definition is empty (it needs slug, title and questions)"
@@ -740,6 +744,8 @@ def _question(value: object, field: str, languages: tuple[str, ...]) -> Question
                 f"must be at most {MAX_NUMBER_RANGE} more than min (got max - min = {high - low})",
                 f"{field}.max",
             )
+        if sensitive and mechanism == "laplace":
+            _check_laplace_fits(low, high, epsilon or DEFAULT_CHOICE_NUMBER_EPSILON, field)
     else:
         for bound in ("min", "max"):
             if bound in question:
@@ -916,6 +922,24 @@ def _whole_number(value: object, field: str) -> int:
             field,
         )
     return number
+
+
+def _check_laplace_fits(low: int, high: int, epsilon: Fraction, field: str) -> None:
+    """Refuse discrete Laplace where its honest reports could be too large to store.
+
+    The form accepts the reports an honest browser sends except with probability 2^-60
+    (min - B to max + B); past ``LARGEST_REPORT`` some would be refused instead, and a
+    respondent who sent again would spend fresh noise on the same answer. Only a forced
+    ``laplace`` at a tiny ε on a huge range gets there (``auto`` takes Duchi long before).
+    """
+    reach = noise_reach(epsilon / (high - low))
+    if max(abs(low - reach), abs(high + reach)) > LARGEST_REPORT:
+        raise SurveyDefinitionError(
+            f"discrete Laplace at epsilon {epsilon} on a range of {high - low} adds noise of "
+            f"up to ±{reach}, more than can be stored; use a larger epsilon, a narrower "
+            "range, or mechanism: duchi",
+            f"{field}.mechanism",
+        )
 
 
 def _number_got(value: object) -> str:

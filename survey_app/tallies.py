@@ -10,6 +10,7 @@ responses to check that.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -67,10 +68,11 @@ def read_tallies(db: sqlite_utils.Database, survey: Survey) -> dict[int, Cells]:
     return tallies
 
 
-def _cell_sums(question: Question) -> list[tuple[str, str]]:
+def _cell_sums(question: Question, squares: str = "sum") -> list[tuple[str, str]]:
     """(cell, SQL aggregate over the stored answers) for recounting one question.
 
     ``{v}`` stands for the question's stored value, ``json_extract(answers, '$."key"')``.
+    ``squares`` sums the squares of numbers: ``sum`` exactly, in 64-bit integers.
     """
     if question.type == "yes_no":
         return [("n", "count({v})"), ("yes", "sum({v})")]
@@ -80,9 +82,7 @@ def _cell_sums(question: Question) -> list[tuple[str, str]]:
             (str(i), f"sum(substr({{v}}, {i + 1}, 1) = '1')" if unary else f"sum({{v}} = {i})")
             for i in range(len(question.options))
         ]
-    # total(), not sum(): squares of wide-range reports can pass 2^63 summed, where sum()
-    # stops with "integer overflow"; the running tally turns REAL there the same way.
-    return [("n", "count({v})"), ("sum", "sum({v})"), ("sum_squares", "total({v} * {v})")]
+    return [("n", "count({v})"), ("sum", "sum({v})"), ("sum_squares", f"{squares}({{v}} * {{v}})")]
 
 
 def _count_answers(
@@ -90,9 +90,22 @@ def _count_answers(
 ) -> tuple[int, dict[int, Cells]]:
     """Every question's cells over responses with id > after_id, and the last id seen.
 
-    One pass: JSON is parsed in SQLite, not row by row in Python.
+    One pass: JSON is parsed in SQLite, not row by row in Python. Squares are summed as
+    exact integers; only where their sum passes 2^63 (SQLite's "integer overflow") is the
+    pass made again with total(), in floats, as the running tally turns REAL there too.
     """
-    plan = [(q, cell, expr) for q in survey.questions for cell, expr in _cell_sums(q)]
+    try:
+        return _count_answers_with(db, survey, after_id, squares="sum")
+    except sqlite3.OperationalError as err:
+        if "integer overflow" not in str(err):
+            raise
+        return _count_answers_with(db, survey, after_id, squares="total")
+
+
+def _count_answers_with(
+    db: sqlite_utils.Database, survey: Survey, after_id: int, squares: str
+) -> tuple[int, dict[int, Cells]]:
+    plan = [(q, cell, expr) for q in survey.questions for cell, expr in _cell_sums(q, squares)]
     columns = ", ".join(
         f"coalesce({expr.replace('{v}', 'json_extract(answers, ?)')}, 0)" for _, _, expr in plan
     )

@@ -5,6 +5,9 @@ Both report something from which the count of each option is Binomial(n, λ_j) w
 a yes/no prevalence (``estimate.estimate_proportion``). GRR sends one option and is better
 for few options; optimized unary encoding (Wang et al., USENIX Security 2017) sends one bit
 per option and is better for many. ``choosing.choice_mechanism`` picks between them.
+
+``report_range`` is what an honest device sends (an index below k; each unary bit 0 or 1),
+all the server accepts; ``report_influence`` is how far one such report moves a share.
 """
 
 from __future__ import annotations
@@ -40,6 +43,17 @@ def _option(value: object, k: int, what: str = "value") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < k:
         raise ValueError(f"{what} must be an option index in 0..{k - 1}, got {value!r}")
     return value
+
+
+def share_influence(p_true: Fraction, p_false: Fraction, n: int) -> Fraction:
+    """1/(n(p_true - p_false)): the most one report moves a share estimated from n reports.
+
+    A report counts once or not at all in a category, so it moves the count by at most 1
+    and the unbiased share (count/n - p_false)/(p_true - p_false) by this much.
+    """
+    if parse_integer(n, "n") < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    return 1 / (n * (p_true - p_false))
 
 
 def _small_share_variance(p_true: Fraction, p_false: Fraction) -> float:
@@ -114,6 +128,14 @@ class GeneralizedRandomizedResponse:
     @property
     def small_share_variance(self) -> float:
         return _small_share_variance(self.keep_probability, self.other_probability)
+
+    def report_range(self) -> tuple[int, int]:
+        """An option's index: 0 to k - 1."""
+        return 0, self.k - 1
+
+    def report_influence(self, n: int) -> Fraction:
+        """1/(n(p - q)) on two options at once: the one reported and the one not."""
+        return share_influence(self.keep_probability, self.other_probability, n)
 
     def randomize(self, value: int, source: RandomSource = SECURE) -> int:
         truth = _option(value, self.k)
@@ -203,6 +225,14 @@ class OptimizedUnaryEncoding:
     def small_share_variance(self) -> float:
         return _small_share_variance(self.one_probability, self.flip_to_one_probability)
 
+    def report_range(self) -> tuple[int, int]:
+        """Each of the k bits is 0 or 1 (an honest device can set all of them)."""
+        return 0, 1
+
+    def report_influence(self, n: int) -> Fraction:
+        """1/(n(1/2 - q)) on every option at once: a report may set all k bits."""
+        return share_influence(self.one_probability, self.flip_to_one_probability, n)
+
     def randomize(self, value: int, source: RandomSource = SECURE) -> tuple[int, ...]:
         truth = _option(value, self.k)
         return tuple(
@@ -251,6 +281,14 @@ class PlainChoice:
     p_true: ClassVar[float] = 1.0
     p_false: ClassVar[float] = 0.0
     small_share_variance: ClassVar[float] = 0.0
+
+    def report_range(self) -> tuple[int, int]:
+        """The option's index itself: 0 to k - 1."""
+        return 0, self.k - 1
+
+    def report_influence(self, n: int) -> Fraction:
+        """1/n: the answer itself."""
+        return share_influence(Fraction(1), Fraction(0), n)
 
     def randomize(self, value: int, source: RandomSource = SECURE) -> int:
         return _option(value, self.k)

@@ -20,7 +20,12 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any, ClassVar, Protocol
 
-from .choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding, PlainChoice
+from .choice import (
+    GeneralizedRandomizedResponse,
+    OptimizedUnaryEncoding,
+    PlainChoice,
+    share_influence,
+)
 from .coins import HALF, SECURE, RandomSource, bernoulli
 from .number import DiscreteLaplace, DuchiBinary, PlainNumber
 from .rationals import (
@@ -43,6 +48,12 @@ class Mechanism(Protocol):
     ``value`` (a Fraction; discrete Laplace's pmf is a float), for the audit and the tests.
     Each mechanism also has a classmethod ``from_parameters``, the inverse of
     ``parameters()``; ``mechanism_from_parameters`` picks the right one.
+
+    ``report_range()``: the least and greatest report (each bit, for unary encoding) an
+    honest device sends, except with probability below 2^-60; the server refuses the rest.
+    ``report_influence(n)``: the most one report in that range moves the question's
+    unbiased estimate (a share, or a mean) among n reports, exactly (DESIGN.md, "Forged
+    reports").
     """
 
     @property
@@ -56,6 +67,10 @@ class Mechanism(Protocol):
     def randomize(self, value: Any, source: RandomSource = ...) -> Any: ...
 
     def probability(self, report: Any, value: Any) -> Fraction | float: ...
+
+    def report_range(self) -> tuple[int, int]: ...
+
+    def report_influence(self, n: int) -> Fraction: ...
 
 
 class ProportionMechanism(Mechanism, Protocol):
@@ -213,6 +228,14 @@ class TwoCoinDesign:
     def is_fair(self) -> bool:
         """Whether both coins are fair, the design used when no ε is given."""
         return self.truth_probability == HALF and self.forced_yes_probability == HALF
+
+    def report_range(self) -> tuple[int, int]:
+        """A report is "no" (0) or "yes" (1)."""
+        return 0, 1
+
+    def report_influence(self, n: int) -> Fraction:
+        """1/(n·t): p_true - p_false = t, the chance the first coin keeps the truth."""
+        return share_influence(self.probability(True, True), self.probability(True, False), n)
 
     def randomize(self, value: bool, source: RandomSource = SECURE) -> bool:
         """Report one yes/no answer through the two coins; the result is safe to store."""

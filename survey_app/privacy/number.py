@@ -5,6 +5,11 @@ mean is estimated from the sum and the sum of squares of the stored reports
 (``means.estimate_mean``). Discrete Laplace adds integer noise and is better at large ε;
 Duchi, Jordan & Wainwright's mechanism sends a single biased bit and is better at small ε.
 ``choosing.number_mechanism`` picks between them.
+
+Each also says which reports an honest device draws (``report_range``) and how far one
+report in that range can move the mean of n (``report_influence``): the server refuses a
+report outside it, so one forged report moves a mean by a known amount, not without bound
+(Cao, Jia & Gong 2021 show the attack that leaves open).
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from fractions import Fraction
+from functools import cache
 from typing import ClassVar
 
 from .coins import SECURE, RandomSource, bernoulli, discrete_laplace
@@ -45,6 +52,51 @@ def _integer_report(report: object) -> int:
     if isinstance(report, bool) or not isinstance(report, int):
         raise ValueError(f"report must be an integer, got {report!r}")
     return report
+
+
+#: An honest device draws a report outside its mechanism's ``report_range`` with
+#: probability below 2^-HONEST_TAIL_BITS: such a report is taken for a forgery.
+HONEST_TAIL_BITS = 60
+# Decimal's exp, ln and division are correctly rounded, so at this precision the few steps
+# of ``noise_reach`` err by far less than its margin.
+_REACH_CONTEXT = Context(prec=60)
+_REACH_MARGIN = Decimal("1e-50")
+
+
+@cache
+def noise_reach(gamma: Fraction) -> int:
+    """B: the smallest integer with P(|Z| > B) < 2^-60 for discrete Laplace noise with
+    α = e^(-γ), or (never more than) one more.
+
+    The exact tail P(|Z| ≥ t) = 2α^t/(1 + α) makes the condition 2α^(B+1) < 2^-60 (1 + α),
+    i.e. (B + 1)·γ > 61·ln 2 - ln(1 + α), so B = ⌊(61·ln 2 - ln(1 + α))/γ⌋. A float could
+    round that quotient down across an integer and refuse honest reports; Decimal's
+    correctly rounded steps at 60 digits err by under 10^-57 relatively, and the quotient
+    is raised by a relative 10^-50 before the floor, so B is never too small. Cached: a
+    survey form asks on every request, and the 60-digit logarithms take most of a millisecond.
+    """
+    if not isinstance(gamma, Fraction) or not gamma > 0:
+        raise ValueError("gamma must be a positive Fraction")
+    context = _REACH_CONTEXT
+    g = context.divide(Decimal(gamma.numerator), Decimal(gamma.denominator))
+    log_two = context.ln(Decimal(2))
+    log_one_plus_alpha = context.ln(context.add(1, context.exp(-g)))
+    threshold = context.subtract(
+        context.multiply(HONEST_TAIL_BITS + 1, log_two), log_one_plus_alpha
+    )
+    quotient = context.divide(threshold, g)
+    upward = Context(prec=70, rounding=ROUND_CEILING)
+    raised = upward.add(quotient, upward.multiply(quotient, _REACH_MARGIN))
+    return int(raised.to_integral_value(rounding=ROUND_FLOOR))
+
+
+def _mean_influence(report_range: tuple[int, int], scale: Fraction, n: int) -> Fraction:
+    """How far one report moves a mean of n unbiased values offset + scale·report: from
+    one end of the range to the other, scale·(high - low)/n."""
+    if parse_integer(n, "n") < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    low, high = report_range
+    return scale * (high - low) / n
 
 
 @dataclass(frozen=True)
@@ -123,6 +175,16 @@ class DiscreteLaplace:
     def worst_answer_variance(self) -> float:
         """One unbiased report's variance given the true answer, at the worst answer: Var Z."""
         return self.noise_variance
+
+    def report_range(self) -> tuple[int, int]:
+        """[min - B, max + B]: an honest report lies outside with probability below 2^-60
+        (``noise_reach``), whatever the answer; anything further is a forgery."""
+        reach = noise_reach(self.gamma)
+        return self.min - reach, self.max + reach
+
+    def report_influence(self, n: int) -> Fraction:
+        """(max - min + 2B)/n: the most one report in ``report_range`` moves the mean of n."""
+        return _mean_influence(self.report_range(), Fraction(1), n)
 
     def randomize(self, value: int, source: RandomSource = SECURE) -> int:
         return _answer(value, self.min, self.max) + discrete_laplace(self.gamma, source)
@@ -208,6 +270,14 @@ class DuchiBinary:
         at the middle (u = 0), where it equals ``worst_case_variance``."""
         return self.worst_case_variance
 
+    def report_range(self) -> tuple[int, int]:
+        """A report is one bit: 0 or 1."""
+        return 0, 1
+
+    def report_influence(self, n: int) -> Fraction:
+        """Δ·C/n = Δ/(r·n): a report of 1 instead of 0 moves the mean of n by the scale / n."""
+        return _mean_influence(self.report_range(), self.sensitivity / self.lean, n)
+
     def probability(self, report: int, value: int) -> Fraction:
         x = _answer(value, self.min, self.max)
         if report not in (0, 1) or isinstance(report, bool):
@@ -256,6 +326,14 @@ class PlainNumber:
         return (self.max - self.min) ** 2 / 4
 
     worst_answer_variance: ClassVar[float] = 0.0  # the answer itself: no noise
+
+    def report_range(self) -> tuple[int, int]:
+        """The answer itself: [min, max]."""
+        return self.min, self.max
+
+    def report_influence(self, n: int) -> Fraction:
+        """(max - min)/n, as for any answer on [min, max]."""
+        return _mean_influence(self.report_range(), Fraction(1), n)
 
     def randomize(self, value: int, source: RandomSource = SECURE) -> int:
         return _answer(value, self.min, self.max)

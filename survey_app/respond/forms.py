@@ -11,7 +11,9 @@ The same question takes different values on the two paths. Without JavaScript th
 carries true answers, checked against the question (an option, a number in range). With
 ``randomized=client`` it carries the browser's reports: a unary-encoding report is a
 string of bits, and a discrete-Laplace report may lie outside [min, max] (that is the
-noise at work).
+noise at work). Every report must lie in its mechanism's ``report_range``, where an honest
+device's reports fall except with probability below 2^-60: a forged report beyond it
+would move an estimate without bound (DESIGN.md, "Forged reports").
 
 Every answer to a question has one length on the wire (``answers.YES``/``NO``,
 ``option_value``, ``padded_number``, ``fixed_width_number``), so a POST's size does not
@@ -32,6 +34,7 @@ from wtforms.form import BaseForm
 from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Regexp, StopValidation
 
 from ..answers import NO, NUMBER_WIDTH, YES, Report, Value, option_value
+from ..definitions import LARGEST_REPORT
 from ..form_tokens import (
     DEFAULT_MAX_AGE_HOURS,
     ExpiredFormToken,
@@ -50,12 +53,6 @@ YES_NO = [YES, NO]
 CONTROL_FIELDS = frozenset(
     {"csrf_token", "submission_id", "randomized", "invitation", "design", "agreed"}
 )
-# A discrete-Laplace report is the answer plus two-sided geometric noise: unbounded in
-# principle, but beyond this it is a forged value, not noise. The widest question (bounds
-# up to 10^9, a range up to 10^6) at the smallest ε (0.01) has a noise scale of 10^8, so a
-# genuine report lies past 3·10^9 with probability below e^-20; and the square of anything
-# larger would not fit the 64-bit integer a tally cell holds.
-LARGEST_REPORT = 3 * 10**9
 
 
 def _secret_keys() -> Sequence[str | bytes]:
@@ -135,22 +132,37 @@ def _answer_field(question: Question, reports: bool) -> Field:
         return StringField(question.text, validators=[*presence, Regexp(pattern, message=message)])
     if question.type == "choice":
         return RadioField(question.text, choices=indexes, validators=presence)
-    if reports and question.sensitive:
-        low, high = (0, 1) if mechanism == "duchi_binary" else (-LARGEST_REPORT, LARGEST_REPORT)
-    else:
-        assert question.min is not None and question.max is not None
-        low, high = question.min, question.max
-    in_range = NumberRange(
-        low,
-        high,
-        message=_(
-            "Please give a whole number from %(low)s to %(high)s.",
-            low=format_decimal(low),
-            high=format_decimal(high),
-        ),
-    )
     padded = [FixedWidthNumber()] if reports and mechanism != "duchi_binary" else []
+    in_range = _honest_reports(question) if reports and question.sensitive else _answers(question)
     return IntegerField(question.text, validators=[*presence, *padded, in_range])
+
+
+def _answers(question: Question) -> NumberRange:
+    """A number question's true answers (or a plain question's reports): [min, max]."""
+    assert question.min is not None and question.max is not None
+    low, high = question.min, question.max
+    message = _(
+        "Please give a whole number from %(low)s to %(high)s.",
+        low=format_decimal(low),
+        high=format_decimal(high),
+    )
+    return NumberRange(low, high, message=message)
+
+
+def _honest_reports(question: Question) -> NumberRange:
+    """The reports an honest browser sends for a randomized number: its mechanism's
+    ``report_range``, so one forged report moves the mean by a known amount at most."""
+    low, high = question.mechanism.report_range()
+    # The import refuses a question whose honest range passes this; one stored before
+    # that check still never gets a report its tally cell cannot hold.
+    low, high = max(low, -LARGEST_REPORT), min(high, LARGEST_REPORT)
+    message = _(
+        "The randomized answer is not one this question’s randomization produces "
+        "(a whole number from %(low)s to %(high)s).",
+        low=format_decimal(low),
+        high=format_decimal(high),
+    )
+    return NumberRange(low, high, message=message)
 
 
 def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = None) -> BaseForm:
