@@ -27,7 +27,7 @@ from .definitions import SurveyDefinitionError, load_definition
 from .estimates import survey_estimates
 from .exports import aggregate_csv, codebook, responses_csv
 from .invitations import create_invitations
-from .ledger import odds_text, survey_ledger
+from .ledger import LedgerEntry, epsilon_text, odds_text, shown_epsilon, survey_ledger
 from .privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
 from .release_commands import COMMANDS as RELEASE_COMMANDS
 from .surveys import (
@@ -245,32 +245,44 @@ def ledger_command(slug: str, as_json: bool) -> None:
     survey = _survey_or_fail(slug)
     entries = survey_ledger(survey)
     if as_json:
-        rows = [entry.__dict__ for entry in entries]
         click.echo(
             json.dumps(
                 {
                     "survey": slug,
                     "design": survey.design,
                     "epsilon_total": survey.epsilon_total,
-                    "questions": rows,
+                    "epsilon_total_at_most": str(shown_epsilon(entries.epsilon_bound)),
+                    "questions": [_ledger_row(entry) for entry in entries],
                 },
                 indent=2,
             )
         )
         return
     for entry in entries:
-        epsilon = f"ε = {entry.epsilon:.6f}" if entry.sensitive else "not randomized"
+        epsilon = (
+            f"ε = {epsilon_text(entry.epsilon_bound)}" if entry.sensitive else "not randomized"
+        )
         click.echo(f"{entry.key}: {entry.mechanism}, {epsilon}")
         parameters = {k: v for k, v in entry.parameters.items() if k != "mechanism"}
         if parameters:
             click.echo(f"    parameters: {json.dumps(parameters, sort_keys=True)}")
         click.echo(f"    {entry.how}")
     limit = f" (limit {survey.max_epsilon})" if survey.max_epsilon else ""
+    odds = odds_text(entries.epsilon_bound)
+    likely = f"is at most {odds} times" if odds else "may be more than a billion times"
     click.echo(
-        f"Total per respondent: ε = {survey.epsilon_total:.6f}{limit}, basic composition: "
-        f"any stored response is at most {odds_text(survey.epsilon_total)} times as likely "
-        "under one set of true answers as under another."
+        f"Total per respondent: ε = {epsilon_text(entries.epsilon_bound)}{limit}, basic "
+        f"composition: any stored response {likely} as likely under one set of true answers "
+        "as under another."
     )
+
+
+def _ledger_row(entry: LedgerEntry) -> dict[str, object]:
+    """An entry for ``ledger --json``: ε as computed (a float, for machines) and as shown
+    to people (rounded up, as exact decimal text), in place of the exact bound."""
+    row = {name: value for name, value in entry.__dict__.items() if name != "epsilon_bound"}
+    row["epsilon_at_most"] = str(shown_epsilon(entry.epsilon_bound))
+    return row
 
 
 @click.command("create-researcher")

@@ -20,7 +20,7 @@ from typing import Any
 import sqlite_utils
 
 from .estimates import CategoryEstimate, QuestionEstimate
-from .ledger import survey_ledger
+from .ledger import shown_epsilon, survey_ledger
 from .privacy.choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
 from .privacy.mechanism import TwoCoinDesign
 from .responses import iter_response_rows
@@ -57,7 +57,10 @@ INTERVAL_DESCRIPTIONS = {
     "clopper-pearson": "Clopper-Pearson exact interval for the reported rate, mapped "
     "through (rate - p_false)/(p_true - p_false) and clipped to [0, 1]; never zero width",
 }
-MEAN_INTERVAL = "Student t interval from the reports' sample variance (numbers)"
+MEAN_INTERVAL = (
+    "Student t interval from the reports' sample variance (discrete_laplace, plain numbers); "
+    "Clopper-Pearson on the count of 1s, mapped to the answer's scale (duchi_binary)"
+)
 SIMULTANEOUS = (
     "simultaneous_low/high: each option's interval at level 1 - (1 - confidence)/k, so with "
     "the stated confidence every option of a choice question is within its bounds at once"
@@ -114,6 +117,7 @@ def aggregate_rows(
 ) -> Iterator[dict[str, Any]]:
     """One mapping per question and category (an option, "yes", or "mean"), full precision;
     None where a question has no responses yet."""
+    ledger = survey_ledger(survey)
     for item in estimates:
         question = item.question
         common = {
@@ -121,7 +125,7 @@ def aggregate_rows(
             "question": question.key,
             "question_text": question.text,
             "mechanism": question.mechanism.name,
-            "epsilon": question.epsilon,
+            "epsilon": _epsilon_at_most(ledger.entry(question.key).epsilon_bound),
             "n": item.n,
             "parameters": question.mechanism.parameters(),
         }
@@ -177,6 +181,8 @@ def _csv_cell(column: str, value: Any) -> object:
         return json.dumps(value, sort_keys=True, separators=(",", ":"))
     if column == "confidence":
         return f"{value:g}"
+    if column == "epsilon" and value is not None:
+        return repr(value)  # the 3 decimals people are shown ("1.099"), no padding
     if isinstance(value, float):
         return _decimal(value)
     return value
@@ -311,18 +317,28 @@ def _rr_forced_known(question: Question) -> dict[str, Any] | None:
     return rr
 
 
+def _epsilon_at_most(bound: Fraction) -> float:
+    """An ε for an export: the 3-decimal figure people are shown, rounded up. A float
+    computed from the parameters can sit just below the truth (1.0 printed as
+    0.9999999999999998); the float of a 3-decimal number prints as those decimals."""
+    return float(shown_epsilon(bound))
+
+
 def codebook(
     survey: Survey, kind: str, confidence: float, method: str, app_version: str
 ) -> dict[str, Any]:
     """Provenance for an export: enough to analyse it without this app.
 
-    Every question's mechanism with its exact parameters and ε (the ledger). For a
+    Every question's mechanism with its exact parameters and ε (the ledger): ``epsilon``
+    is the decimal people are shown, rounded up (likewise the per-respondent total); the
+    exact parameters are there for anyone who needs more digits. For a
     sensitive yes/no question or choice option, ``r_rr_package`` gives R's ``rr``
     forced-response parameters (``_rr_forced_known``); per-response codebooks name each
     question's columns as R's ``read.csv`` will (``r_columns``).
     """
+    ledger = survey_ledger(survey)
     questions = []
-    for question, entry in zip(survey.questions, survey_ledger(survey), strict=True):
+    for question, entry in zip(survey.questions, ledger, strict=True):
         described: dict[str, Any] = {
             "key": entry.key,
             "text": entry.text,
@@ -331,7 +347,7 @@ def codebook(
             "required": question.required,
             "mechanism": entry.mechanism,
             "parameters": entry.parameters,
-            "epsilon": entry.epsilon,
+            "epsilon": _epsilon_at_most(entry.epsilon_bound),
             "how": entry.how,
         }
         if question.type == "choice":
@@ -352,7 +368,7 @@ def codebook(
         "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "app_version": app_version,
         "design": survey.design,
-        "epsilon_per_respondent": survey.epsilon_total,
+        "epsilon_per_respondent": _epsilon_at_most(ledger.epsilon_bound),
         "composition": "basic: the per-respondent ε is the sum of the questions' ε",
         "questions": questions,
     }

@@ -42,13 +42,13 @@ EXPECTED_AGGREGATE_CSV = (
     "estimate,std_error,ci_low,ci_high,confidence,simultaneous_low,simultaneous_high,"
     "display_estimate,parameters\r\n"
     "campus-health,cheated,yes,Have you cheated on an exam in the past year?,"
-    "two_coin_randomized_response,1.098612,10,6,0.600000,0.700000,0.309839,0.024756,"
+    "two_coin_randomized_response,1.099,10,6,0.600000,0.700000,0.309839,0.024756,"
     f"1.000000,0.95,0.024756,1.000000,0.700000,{FAIR}\r\n"
     "campus-health,drugs,yes,Have you used a prescription stimulant without a prescription "
-    "in the past year?,two_coin_randomized_response,1.098612,10,2,0.200000,0.000000,"
+    "in the past year?,two_coin_randomized_response,1.099,10,2,0.200000,0.000000,"
     f"0.252982,0.000000,0.711637,0.95,0.000000,0.711637,0.000000,{FAIR}\r\n"
     "campus-health,skipped_meals,yes,Have you skipped meals because you could not afford "
-    "food this term?,two_coin_randomized_response,1.098612,10,10,1.000000,1.000000,"
+    "food this term?,two_coin_randomized_response,1.099,10,10,1.000000,1.000000,"
     f"0.000000,0.288363,1.000000,0.95,0.288363,1.000000,1.000000,{FAIR}\r\n"
 )
 
@@ -172,7 +172,7 @@ def test_cli_export_is_byte_identical(
 def test_empty_survey_exports_empty_cells(logged_in: FlaskClient) -> None:
     lines = logged_in.get(f"/research/surveys/{SLUG}/export.csv").get_data(as_text=True)
     first_row = lines.splitlines()[1]
-    assert ",1.098612,0,0,,,,,,,,,," in first_row
+    assert ",1.099,0,0,,,,,,,,,," in first_row
 
 
 def test_estimates_json_matches_the_csv(answered: Flask, logged_in: FlaskClient) -> None:
@@ -209,7 +209,7 @@ def test_bad_options_are_400(logged_in: FlaskClient) -> None:
 
 def test_planner_on_dashboard(logged_in: FlaskClient) -> None:
     page = logged_in.get(f"/research/surveys/{SLUG}?half_width=0.05").get_data(as_text=True)
-    assert "<strong>1,537</strong>" in page  # the locale's digit grouping
+    assert "<strong>1,574</strong>" in page  # the locale's digit grouping
 
 
 def test_plot_is_svg_and_changes_with_new_responses(

@@ -117,6 +117,17 @@ def private_probability(
     raise ValueError(f"no exact probability near {start!r} achieves epsilon {float(epsilon)}")
 
 
+def decimal_ceiling(value: Fraction | float, places: int) -> Decimal:
+    """The smallest decimal with ``places`` decimals at or above ``value``, exactly.
+
+    For privacy figures read by people, which must never understate: 0.015 stays 0.015,
+    1/3 becomes 0.334. A float is taken as the exact dyadic rational it is. The result is
+    built from its digits, so no decimal context rounds it again.
+    """
+    steps = math.ceil(Fraction(value) * 10**places)
+    return Decimal(f"{steps}E-{places}")
+
+
 def required_parameter(parameters: Mapping[str, object], key: str) -> object:
     """One key of a stored ``parameters()`` dict, with an error naming it when missing."""
     if key not in parameters:

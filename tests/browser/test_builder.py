@@ -94,7 +94,7 @@ def test_build_preview_live_and_save_a_bilingual_survey(
     # ε: 0.5 + 1 (choice) + 1 (number) = 2.5; the covariate costs nothing.
     expect(panel.locator(".ledger-total")).to_contain_text(
         "3 randomized questions: a respondent who answers everything reveals at most "
-        "ε = 2.500 in total."
+        "ε = 2.50 in total."
     )
     expect(panel.locator(".planner")).to_contain_text("Respondents needed")
     page.fill("#b-q0-text-en", "Have you ever cheated on an exam?")
@@ -129,7 +129,7 @@ def test_build_preview_live_and_save_a_bilingual_survey(
 
     page.get_by_role("link", name="Preview the saved draft on its own page").click()
     expect(page.locator("#preview-panel, .preview-page").locator("h1")).to_have_text("Campus life")
-    expect(page.locator(".ledger-total")).to_contain_text("ε = 2.500")
+    expect(page.locator(".ledger-total")).to_contain_text("ε = 2.50")
 
 
 @pytest.fixture(scope="module")

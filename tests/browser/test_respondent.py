@@ -181,7 +181,7 @@ def test_thank_you_page_shows_exactly_the_stored_row(page: Any, live_server: Liv
     expect(meta).to_contain_text(f"{day} (the day only)")
     expect(meta).to_contain_text(row["design"])
     for how in page.locator("table.stored td:nth-child(3)").all_inner_texts():
-        assert "used with probability 50%" in how and "(ε = 1.10)" in how
+        assert "used with probability 50%" in how and "(ε = 1.099)" in how
 
 
 def test_a_second_submission_from_the_same_browser_stores_nothing(
