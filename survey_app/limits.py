@@ -1,4 +1,5 @@
-"""Rate limits on submissions and logins (Flask-Limiter: fixed windows per address).
+"""Rate limits on submissions, logins and share lookups (Flask-Limiter: fixed windows per
+address).
 
 Limits are a brake on scripted abuse, not a privacy mechanism: counters are kept in
 memory (or Redis) under the client's address and never written to the database.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from flask import Flask, current_app
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
+from werkzeug.exceptions import TooManyRequests
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 limiter = Limiter(key_func=get_remote_address)
@@ -22,6 +24,17 @@ limit_logins = limiter.limit(
     lambda: str(current_app.config["LOGIN_RATE_LIMIT"]),
     methods=["POST"],
     error_message="Too many login attempts from your network; please wait a minute.",
+)
+
+# Sharing a survey looks a researcher up by name, and its answer says whether that name
+# exists: a brake on guessing names that still lets an owner share with several colleagues
+# in a row (each share is two lookups: the question, then its confirmation).
+SHARE_RATE_LIMIT = "10 per minute; 100 per day"
+limit_share_lookups = limiter.limit(
+    SHARE_RATE_LIMIT,
+    methods=["POST"],
+    # Werkzeug's own words for a 429: the error page puts them in the page's language.
+    error_message=TooManyRequests.description,
 )
 
 

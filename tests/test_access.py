@@ -112,7 +112,7 @@ def test_lifecycle_draft_open_closed(
     )
     assert runner.invoke(args=["import-survey", "--draft", str(definition)]).exit_code == 0
     browser = app.test_client()
-    assert browser.get("/s/later").status_code == 403
+    assert browser.get("/s/later").status_code == 404  # a draft: as if no survey were there
     assert "later" not in browser.get("/").get_data(as_text=True)
     assert runner.invoke(args=["open", "later"]).exit_code == 0
     fields = fresh_form(browser, "later")

@@ -1,5 +1,6 @@
 """Running a study from the browser: the survey list, and the owner's open, close, share
 and invite, each a question (GET, changes nothing) and then an answer (POST with CSRF).
+Sharing asks by POST too, under a rate limit: its answer says whether a username exists.
 
 Viewers and strangers are refused (403 / 404) and nothing changes; the rules are the
 command line's (survey_app/research/studies.py serves both).
@@ -16,10 +17,13 @@ import sqlite_utils
 from babel.dates import format_date
 from flask import Flask
 from flask.testing import FlaskClient
+from limits import parse_many
 
+from survey_app import create_app
 from survey_app.accounts import create_researcher
 from survey_app.db import get_db
 from survey_app.definitions import load_definition
+from survey_app.limits import SHARE_RATE_LIMIT
 from survey_app.research.studies import MAX_LINKS_AT_ONCE
 from survey_app.surveys import store_survey
 
@@ -95,16 +99,23 @@ def session_token(client: FlaskClient) -> str:
     return token.group(1)
 
 
+def ask(client: FlaskClient, path: str, **fields: str):
+    """The question before an action: a GET, but a POST with the session's CSRF token for
+    sharing, whose answer says whether a username exists."""
+    if path.endswith("/share"):
+        return client.post(path, data={"csrf_token": session_token(client), **fields})
+    return client.get(path, query_string=fields)
+
+
 def confirm(client: FlaskClient, path: str, **fields: str):
-    """Ask (GET path with fields), then press the confirmation's button (POST)."""
-    asked = client.get(path, query_string=fields)
+    """Ask, then press the confirmation's button (POST its form's hidden fields)."""
+    asked = ask(client, path, **fields)
     assert asked.status_code == 200, asked.get_data(as_text=True)
     page = asked.get_data(as_text=True)
     action = re.search(r'<form method="post" action="([^"]+)"', page)
     assert action, "the confirmation page posts back"
-    return client.post(
-        action.group(1).replace("&amp;", "&"), data={"csrf_token": confirm_token(page), **fields}
-    )
+    sent = {**hidden_fields(page), "csrf_token": confirm_token(page), **fields}
+    return client.post(action.group(1).replace("&amp;", "&"), data=sent)
 
 
 def as_user(app: Flask, username: str) -> FlaskClient:
@@ -188,7 +199,7 @@ def test_sharing_names_a_researcher_who_then_sees_the_results(
 ) -> None:
     bob = as_user(studies, "bob")
     assert bob.get(f"/research/surveys/{OWNED}").status_code == 404
-    asked = logged_in.get(f"/research/surveys/{OWNED}/share", query_string={"username": "bob"})
+    asked = ask(logged_in, f"/research/surveys/{OWNED}/share", username="bob")
     assert "Share Staff pulse with bob?" in asked.get_data(as_text=True)
     assert viewer_names(database, OWNED) == set()
     shared = confirm(logged_in, f"/research/surveys/{OWNED}/share", username="bob")
@@ -207,16 +218,69 @@ def test_sharing_names_a_researcher_who_then_sees_the_results(
 def test_sharing_with_nobody_is_refused(
     studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database, username: str
 ) -> None:
-    page = logged_in.get(f"/research/surveys/{OWNED}/share", query_string={"username": username})
+    page = ask(logged_in, f"/research/surveys/{OWNED}/share", username=username)
     assert page.status_code == 400
     assert 'role="alert"' in page.get_data(as_text=True)
-    # Straight to the POST, skipping the question: refused all the same.
+    # Straight to the confirmation, skipping the question: refused all the same.
     posted = logged_in.post(
         f"/research/surveys/{OWNED}/share",
-        data={"csrf_token": session_token(logged_in), "username": username},
+        data={"csrf_token": session_token(logged_in), "username": username, "confirmed": "yes"},
     )
     assert posted.status_code == 400
     assert viewer_names(database, OWNED) == set()
+
+
+def test_asking_whether_a_username_exists_needs_a_post_with_csrf(
+    studies: Flask, logged_in: FlaskClient
+) -> None:
+    """A link, a prefetch or another site's page cannot learn whether a researcher exists:
+    the question is a POST with the CSRF token, as the action is."""
+    path = f"/research/surveys/{OWNED}/share"
+    by_link = [logged_in.get(path, query_string={"username": name}) for name in ("bob", "nobody")]
+    assert [response.status_code for response in by_link] == [405, 405]
+    assert by_link[0].get_data() == by_link[1].get_data().replace(b"nobody", b"bob")
+    for name in ("bob", "nobody"):
+        forged = logged_in.post(path, data={"username": name})  # no CSRF token
+        assert forged.status_code == 400
+        page = forged.get_data(as_text=True)
+        assert "researcher named" not in page and f"with {name}?" not in page
+    # With the token, the owner is told either way (sharing with a typo must not pass quietly).
+    known = ask(logged_in, path, username="bob")
+    assert "Share Staff pulse with bob?" in known.get_data(as_text=True)
+    unknown = ask(logged_in, path, username="nobody")
+    assert unknown.status_code == 400
+    assert "There is no researcher named nobody." in unknown.get_data(as_text=True)
+
+
+def test_share_lookups_are_rate_limited(tmp_path: Path) -> None:
+    """The limit's per-minute number of lookups, known names or not, then 429 for any."""
+    app = create_app(
+        {
+            "DATABASE": str(tmp_path / "limited.db"),
+            "SECRET_KEY": "k",
+            "RATE_LIMITS": True,
+            "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1",
+        }
+    )
+    invite_file = tmp_path / "staff.yaml"
+    invite_file.write_text(INVITE_ONLY)
+    with app.app_context():
+        ada = create_researcher(get_db(), "ada", PASSWORD)
+        create_researcher(get_db(), "bob", PASSWORD)
+        store_survey(get_db(), load_definition(invite_file), ada.id, "draft")
+    owner = as_user(app, "ada")
+    per_minute = min(parse_many(SHARE_RATE_LIMIT), key=lambda limit: limit.get_expiry())
+    assert per_minute.get_expiry() == 60
+    path = f"/research/surveys/{OWNED}/share"
+    names = ["bob", "nobody"] * per_minute.amount
+    statuses = [ask(owner, path, username=name).status_code for name in names[: per_minute.amount]]
+    assert set(statuses) == {200, 400}  # told, each time, whether the name exists
+    for name in ("bob", "nobody"):
+        refused = ask(owner, path, username=name)
+        assert refused.status_code == 429
+        page = refused.get_data(as_text=True)
+        assert "Too many requests came from your network" in page and name not in page
+    assert viewer_names(sqlite_utils.Database(tmp_path / "limited.db"), OWNED) == set()
 
 
 def test_invitation_links_are_shown_once_and_work(
@@ -280,8 +344,8 @@ STUDY_ACTIONS = [
     ("post", "open", {}),
     ("get", "close", {}),
     ("post", "close", {}),
-    ("get", "share", {"username": "carol"}),
     ("post", "share", {"username": "carol"}),
+    ("post", "share", {"username": "carol", "confirmed": "yes"}),
     ("get", "invite", {"count": "2"}),
     ("post", "invite", {"count": "2"}),
 ]

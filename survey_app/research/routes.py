@@ -26,6 +26,7 @@ from ..estimates import QuestionEstimate, survey_estimates
 from ..exports import aggregate_csv, codebook, estimates_json, responses_csv
 from ..i18n import format_percent
 from ..i18n import gettext as _
+from ..limits import limit_share_lookups
 from ..planning import plan_survey
 from ..privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
 from ..privacy.planner import MIN_HALF_WIDTH
@@ -262,8 +263,8 @@ def codebook_json(slug: str) -> Response:
 
 
 # Running a study. Every action is two steps: a GET that checks the request and asks
-# (changing nothing, so a link or a prefetch is harmless), then a POST with the CSRF
-# token that does it. No JavaScript is needed for either.
+# (changing nothing, so a link or a prefetch is harmless; sharing asks by POST, see
+# share), then a POST with the CSRF token that does it. No JavaScript is needed for either.
 
 
 def _study_page(survey: Survey, error: str | None = None) -> tuple[str, int]:
@@ -305,28 +306,29 @@ def _share_error(username: str) -> str:
     return _("There is no researcher named %(username)s.", username=username)
 
 
-@bp.route("/surveys/<slug>/share", methods=["GET", "POST"])
+@bp.post("/surveys/<slug>/share")
+@limit_share_lookups
 def share(slug: str) -> Response | tuple[str, int] | str:
+    """Ask to share with a username, then (``confirmed``) share.
+
+    Unlike the other controls, even the question is a POST with CSRF and a rate limit: its
+    answer says whether a researcher by that name exists, so no link, prefetch or other
+    site can ask it, and guessing names is slow.
+    """
     survey = _owned_survey(slug)
-    asked = ShareForm(formdata=request.args, meta={"csrf": False})
     form = ShareForm()
-    if form.validate_on_submit():
-        username = form.username.data or ""
-        try:
-            shown = share_with(get_db(), survey, username)
-        except UnknownResearcherError:
-            return _study_page(survey, _share_error(username))
-        return _back_to_study(
-            survey, _("%(username)s can now view this survey's results.", username=shown)
-        )
-    if not asked.validate():
+    if not form.validate_on_submit():
         return _study_page(survey, _("Give the username of the researcher to share with."))
-    username = asked.username.data or ""
+    username = form.username.data or ""
     try:
+        if request.form.get("confirmed") == "yes":
+            shown = share_with(get_db(), survey, username)
+            return _back_to_study(
+                survey, _("%(username)s can now view this survey's results.", username=shown)
+            )
         researcher_named(get_db(), username)
     except UnknownResearcherError:
         return _study_page(survey, _share_error(username))
-    form.username.data = username
     return render_template(
         "research/study_confirm.html", survey=survey, action="share", form=form, username=username
     )

@@ -6,6 +6,8 @@ never pre-filled, so a true answer is not echoed back into a page, a log or a ca
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Blueprint, abort, current_app, render_template, request
@@ -67,12 +69,23 @@ def forget_closed_surveys() -> None:
         forget_finished_surveys(str(row["slug"]) for row in list_public_surveys(get_db()))
 
 
-def _survey_or_404(slug: str) -> Survey:
-    """The survey in the page's language (or its own first language if it has no other)."""
+def _visible_survey(slug: str) -> Survey | None:
+    """The survey respondents may know of, in the page's language (or its first one).
+
+    A draft is its owner's alone until opened (they preview it in the builder), so its
+    address answers as one where no survey exists: it does not even say a survey is there.
+    """
     survey = get_survey(get_db(), slug)
+    if survey is None or survey.status == "draft":
+        return None
+    return survey.localized(current_language())
+
+
+def _survey_or_404(slug: str) -> Survey:
+    survey = _visible_survey(slug)
     if survey is None:
         abort(404, description=_("There is no survey at this address."))
-    return survey.localized(current_language())
+    return survey
 
 
 def _render(template: str, survey: Survey, **context: Any) -> str:
@@ -85,20 +98,44 @@ def _unavailable(reason: str) -> tuple[str, int]:
     return render_template("respond/unavailable.html", title=title, message=message), 403
 
 
-def _render_form(
-    survey: Survey,
-    problems: list[str] | None = None,
-    field_errors: dict[str, list[str]] | None = None,
-    status: int = 200,
-    invitation: str | None = None,
+@dataclass(frozen=True)
+class Refusal:
+    """Why a POST was refused, said on the form shown again (never what it sent)."""
+
+    problems: list[str]
+    field_errors: dict[str, list[str]] = field(default_factory=dict)
+    status: int = 400
+
+
+def _survey_page(
+    survey: Survey, invitation: str | None, agreed: bool, refusal: Refusal | None = None
 ) -> tuple[str, int]:
+    """The page this survey shows a respondent now: the form, or why not.
+
+    The one place that decides whether the questions may be shown, for the GET and for
+    every refused POST alike, so a refused POST never shows more than the GET would: a
+    survey that takes no answers says so; one by invitation needs an open invitation;
+    a browser that answered is told so; consent comes before the questions (``agreed``:
+    the GET's ``agree=yes``, or the ``agreed`` field the form carries only once the
+    person has agreed). A refusal is said on the form, which comes back empty.
+    """
+    if not survey.accepts_responses:
+        return _unavailable(survey.status)
+    if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
+        return _unavailable("invitation")
+    status = refusal.status if refusal else 200
+    if not survey.by_invitation and has_answered(survey.slug):
+        return _render("respond/already_answered.html", survey), status
+    if survey.consent and not agreed:
+        # The consent step is a plain link: agreeing stores nothing, not even a cookie.
+        return _render("respond/consent.html", survey, invitation=invitation), status
     page = _render(
         "respond/survey.html",
         survey,
         submission_id=new_form_token(survey),
         invitation=invitation if survey.by_invitation else None,
-        problems=problems or [],
-        field_errors=field_errors or {},
+        problems=refusal.problems if refusal else [],
+        field_errors=refusal.field_errors if refusal else {},
     )
     return page, status
 
@@ -123,18 +160,8 @@ def index() -> str:
 @bp.get("/s/<slug>")
 def survey_form(slug: str) -> tuple[str, int]:
     survey = _survey_or_404(slug)
-    invitation = request.args.get("invitation")
-    if not survey.accepts_responses:
-        return _unavailable(survey.status)
-    if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
-        return _unavailable("invitation")
-    if not survey.by_invitation and has_answered(survey.slug):
-        return _render("respond/already_answered.html", survey), 200
-    if survey.consent and request.args.get("agree") != "yes":
-        # The consent step is a plain link: agreeing stores nothing, not even a cookie.
-        page = _render("respond/consent.html", survey, invitation=invitation)
-        return page, 200
-    return _render_form(survey, invitation=invitation)
+    agreed = request.args.get("agree") == "yes"
+    return _survey_page(survey, request.args.get("invitation"), agreed)
 
 
 @bp.post("/s/<slug>")
@@ -144,10 +171,11 @@ def submit(slug: str) -> tuple[str, int]:
     if not survey.accepts_responses:
         return _unavailable(survey.status)
     form = build_response_form(survey, request.form)
+    agreed = form["agreed"].data == "yes"
     problems = form_problems(survey, request.form)
     if problems or not form.validate():
         invitation = form["invitation"].data if not form["invitation"].errors else None
-        return _render_form(survey, problems, form.errors, status=400, invitation=invitation)
+        return _survey_page(survey, invitation, agreed, Refusal(problems, form.errors))
     reported, randomized_by = _reported_answers(survey, form)
     db = get_db()
     submission_id = stored_submission_id(form)
@@ -163,7 +191,8 @@ def submit(slug: str) -> tuple[str, int]:
             if not survey.by_invitation:
                 mark_answered(survey.slug)
     except SubmissionConflictError:
-        return _render_form(survey, [_("The form does not belong to this survey.")], status=400)
+        conflict = Refusal([_("The form does not belong to this survey.")])
+        return _survey_page(survey, form["invitation"].data, agreed, conflict)
     except InvitationError:
         return _unavailable("invitation")
     except InvitationBusyError:
@@ -171,27 +200,37 @@ def submit(slug: str) -> tuple[str, int]:
             "The survey was too busy to store your answers safely. Your link still works: "
             "please wait a moment before sending them."
         )
-        return _render_form(survey, [busy], status=503, invitation=form["invitation"].data)
+        return _survey_page(survey, form["invitation"].data, agreed, Refusal([busy], status=503))
     page = _render("respond/thanks.html", survey, stored=stored, randomized_by=randomized_by)
     return page, 200
 
 
 @bp.app_errorhandler(CSRFError)
 def csrf_refused(error: CSRFError) -> tuple[str, int]:
-    return _refused_post(_("The form had expired or did not come from this site."))
+    # Flask-WTF read the body looking for the token, so its fields can be read.
+    return _refused_post(_("The form had expired or did not come from this site."), request.form)
 
 
 @bp.app_errorhandler(RequestEntityTooLarge)
 def too_large(error: RequestEntityTooLarge) -> tuple[str, int]:
-    return _refused_post(_("The form sent was far larger than any answer."))
+    # The body was not read, and reading it now would raise again: it carries nothing.
+    return _refused_post(_("The form sent was far larger than any answer."), {})
 
 
-def _refused_post(message: str) -> tuple[str, int]:
-    """A refused POST: the survey's form again when it came from one, else an error page."""
+def _refused_post(message: str, sent: Mapping[str, str]) -> tuple[str, int]:
+    """A POST refused before its view: the survey's page as its GET would show it, else an
+    error page.
+
+    The form comes back only where the GET would show it (``sent`` gives the posted
+    invitation and agreement, as the GET's query string does); a draft's address answers
+    as an unknown one.
+    """
+    survey = None
     if request.endpoint == "respond.submit" and request.view_args:
-        survey = get_survey(get_db(), str(request.view_args["slug"]))
-        if survey is not None:
-            return _render_form(survey, [message], status=400)
+        survey = _visible_survey(str(request.view_args["slug"]))
+    if survey is not None:
+        agreed = sent.get("agreed") == "yes"
+        return _survey_page(survey, sent.get("invitation"), agreed, Refusal([message]))
     page = render_template(
         "error.html", title=_("Request refused"), message=message, nothing_stored=True
     )

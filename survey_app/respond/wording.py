@@ -26,12 +26,9 @@ class Wording:
     message: str
 
 
-# Why a survey cannot be answered, by reason: a title and one message.
+# Why a survey cannot be answered, by reason: a title and one message. (A draft has no
+# reason here: its address answers as one where no survey exists.)
 UNAVAILABLE = {
-    "draft": (
-        lazy_gettext("Not open yet"),
-        lazy_gettext("This survey is not open for answers yet. Nothing was stored."),
-    ),
     "closed": (
         lazy_gettext("Survey closed"),
         lazy_gettext("This survey is closed and no longer accepts answers. Nothing was stored."),

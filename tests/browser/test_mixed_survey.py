@@ -93,7 +93,9 @@ def test_with_javascript_only_reports_leave_the_browser(
     }
     # Each cell holds every text it could show (equal sizes); only the stored one is shown.
     page.locator("details.stored summary").click()
-    expect(page.locator('td[data-key="stress"] .shown')).to_have_text("skipped (nothing stored)")
+    expect(page.locator('td[data-key="stress"] .shown')).to_have_text(
+        "You skipped this question: it was stored as unanswered."
+    )
     expect(page.locator('td[data-key="year"] .shown')).to_have_text("2")
     expect(page.locator('td[data-key="year"]')).to_have_js_property("innerText", "2")
     assert log.console_errors == []

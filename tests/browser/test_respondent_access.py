@@ -41,7 +41,7 @@ PAGES_WITHOUT_STATE = {
     "index": ("/", 200),
     "consent": (f"/s/{SLUG}", 200),
     "survey": (ANSWER, 200),
-    "draft": ("/s/access-draft", 403),
+    "draft": ("/s/access-draft", 404),
     "closed": ("/s/access-closed", 403),
     "not found": ("/s/no-such-survey", 404),
 }
