@@ -11,12 +11,20 @@ call fails the audit, as does a script that never asks ``crypto.getRandomValues`
 
 The statistics never need a seed: the family of tests is fixed in advance and corrected
 for its size, so correct code fails only with the stated small probability.
+
+A sampler that loops forever must fail the audit, not stall it (a broken exp-coin once
+held CI for 50 minutes): each case has a deadline in each path, from its report count
+(``case_time_limit``). Past it, the Python path is interrupted by a signal and the
+browser's Chromium is killed; the case fails as hung and the rest of that path is not
+sampled, so a run ends at most one deadline per path after its normal time.
 """
 
 from __future__ import annotations
 
 import math
+import queue
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -54,17 +62,27 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-#: Reports per answer, per case and per path by default: the whole audit (16 case-paths,
-#: 1.6 million reports) took 22 s on two cores, 50 s with both busy with other work;
-#: CI's budget for it is two minutes.
+#: Reports per answer, per case and per path by default: the whole audit (30 case-paths,
+#: 3.1 million reports) used 30-39 s of CPU (17-21 s with the 16 case-paths it had before
+#: it drew every byte length), 54-90 s on two cores busy with other work; CI's budget for
+#: it is two minutes.
 DEFAULT_SAMPLES = 50_000
 #: Reports drawn per call into the page, so one call never runs for long.
 _BROWSER_BATCH = 50_000
-#: How long Chromium may take to start, and the browser path per report drawn (about
-#: twenty times the slowest mechanism's pace) before a script counts as hung.
+#: What the browser worker puts on its queue once the script is in the page.
+_LOADED = "loaded"
+#: How long Chromium may take to start, and the page to load the script.
 _STARTUP_SECONDS = 20.0
-_BASE_SECONDS = 60.0
-_SECONDS_PER_REPORT = 0.002
+#: How long one case may sample in one path before it counts as hung: a base, plus about
+#: seven times the slowest pace seen per report (discrete Laplace on 0/1 at ε = 3 in
+#: Python, 75 µs with both cores busy). 60 s for a two-answer case at the default size.
+_CASE_BASE_SECONDS = 10.0
+_SECONDS_PER_REPORT = 0.0005
+
+
+def case_time_limit(case: AuditCase, samples: int) -> float:
+    """Seconds ``case`` may take to draw ``samples`` reports per answer in one path."""
+    return _CASE_BASE_SECONDS + _SECONDS_PER_REPORT * samples * len(case.values)
 
 
 def randomize_script() -> Path:
@@ -231,20 +249,21 @@ def _devtools_endpoint(process: subprocess.Popen[bytes], log_path: Path) -> str:
     raise BrowserUnavailable(f"Chromium did not start within {_STARTUP_SECONDS:.0f} s")
 
 
-def _browser_results(
+def _sample_in_browser(
     cases: Sequence[AuditCase],
     samples: int,
     script: str,
     endpoint: str,
-    level: float,
     say: Callable[[str], None],
-    results: list[CaseResult],
+    finished: queue.Queue[Any],
     stopped: threading.Event,
 ) -> None:
-    """The browser path: one page, the script behind tripwires, every case in turn.
+    """The browser path's sampling: one page, the script behind tripwires, every case in
+    turn. Puts ``_LOADED`` on ``finished`` once the script is in the page, then each case's
+    (histograms, problems) as soon as they are drawn.
 
-    Appends to ``results`` as it goes, so a run cut short by the timeout keeps the cases
-    it finished. Uses Playwright's synchronous API start to finish in the calling thread.
+    Uses Playwright's synchronous API start to finish in the calling thread; stops at the
+    next case once ``stopped`` is set.
     """
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
@@ -257,6 +276,7 @@ def _browser_results(
         try:
             sampler = BrowserSampler(browser.new_context().new_page(), PlaywrightError)
             loaded = sampler.load(script)
+            finished.put(_LOADED)
             for case in cases:
                 if stopped.is_set():
                     return
@@ -270,8 +290,7 @@ def _browser_results(
                     for value in case.values
                 }
                 problems = sampler.take_problems() if loaded else list(sampler.problems)
-                if not stopped.is_set():
-                    results.append(evaluate_case(case, BROWSER, histograms, level, problems))
+                finished.put((histograms, problems))
         finally:
             with suppress(PlaywrightError):
                 browser.close()
@@ -294,41 +313,138 @@ def _run_browser_path(
     chromium: Path,
     level: float,
     say: Callable[[str], None],
-    timeout: float,
+    limit: Callable[[AuditCase], float],
 ) -> list[CaseResult]:
-    """The browser path under a deadline: past it, Chromium is killed and the cases not
-    finished fail as hung (a script that loops forever never returns a histogram).
+    """The browser path, each case under its deadline: past it, Chromium is killed (which
+    makes the pending ``page.evaluate`` fail) and the path stops, the case failing as hung.
 
-    Playwright's synchronous API refuses to start in a thread whose event loop is already
-    running (e.g. in a test session that drives a browser of its own), so the path gets a
-    thread to itself.
+    Sampling runs in a thread of its own, for two reasons: the caller must keep the clock
+    while a script loops, and Playwright's synchronous API refuses to start in a thread
+    whose event loop is already running (e.g. in a test session that drives a browser of
+    its own). The statistics run here, while the page draws the next case.
     """
-    results: list[CaseResult] = []
-    failure: list[BaseException] = []
+    finished: queue.Queue[Any] = queue.Queue()
     stopped = threading.Event()
 
     def work() -> None:
         try:
-            _browser_results(cases, samples, script, endpoint, level, say, results, stopped)
+            _sample_in_browser(cases, samples, script, endpoint, say, finished, stopped)
         except BaseException as err:  # handed to the caller's thread
-            failure.append(err)
+            finished.put(err)
 
     with _chromium_process(chromium) as (process, endpoint):
         worker = threading.Thread(target=work, name="survey-app-audit-browser", daemon=True)
         worker.start()
-        worker.join(timeout)
-        if worker.is_alive():
+        try:
+            results, late = _collect_browser_results(cases, finished, level, limit)
+            if late is not None:
+                stopped.set()
+                process.kill()
+                results.extend(_stopped_at(cases, *late, BROWSER, level))
+        finally:
             stopped.set()
-            process.kill()
-            worker.join(30)
-    if failure and not stopped.is_set():
-        raise failure[0]
-    finished = list(results)
-    hung = f"the browser script did not finish within {timeout:.0f} s"
-    for case in cases[len(finished) :]:
-        empty: dict[Any, Counter[str]] = {value: Counter() for value in case.values}
-        finished.append(evaluate_case(case, BROWSER, empty, level, [hung]))
-    return finished
+            worker.join(_STARTUP_SECONDS)
+    return results
+
+
+def _collect_browser_results(
+    cases: Sequence[AuditCase],
+    finished: queue.Queue[Any],
+    level: float,
+    limit: Callable[[AuditCase], float],
+) -> tuple[list[CaseResult], tuple[int, str] | None]:
+    """Each case's result as the worker hands its reports over, and, if the worker misses
+    a deadline, the index of the case it is stuck on and why."""
+    results: list[CaseResult] = []
+    if _next_from(finished, _STARTUP_SECONDS) is None:
+        return results, (0, f"the browser script did not load within {_STARTUP_SECONDS:.0f} s")
+    for index, case in enumerate(cases):
+        seconds = limit(case)
+        outcome = _next_from(finished, seconds)
+        if outcome is None:
+            return results, (index, f"the browser script did not finish within {seconds:.0f} s")
+        histograms, problems = outcome
+        results.append(evaluate_case(case, BROWSER, histograms, level, problems))
+    return results, None
+
+
+def _next_from(finished: queue.Queue[Any], seconds: float) -> Any:
+    """The browser worker's next item, or None if it takes longer than ``seconds``; an
+    exception the worker raised is raised here."""
+    try:
+        item = finished.get(timeout=seconds)
+    except queue.Empty:
+        return None
+    if isinstance(item, BaseException):
+        raise item
+    return item
+
+
+def _stopped_at(
+    cases: Sequence[AuditCase], index: int, reason: str, path: str, level: float
+) -> list[CaseResult]:
+    """Failed results for a path stopped at ``cases[index]`` (for ``reason``) and for the
+    cases after it, which were never sampled."""
+    hung, rest = cases[index], cases[index + 1 :]
+    skipped = f"not sampled: the {path} path stopped at “{hung.label}”"
+
+    def unsampled(case: AuditCase, problem: str) -> CaseResult:
+        return evaluate_case(case, path, dict.fromkeys(case.values, Counter()), level, [problem])
+
+    return [unsampled(hung, reason)] + [unsampled(case, skipped) for case in rest]
+
+
+class _Overdue(Exception):
+    """Raised in the main thread by ``_deadline``'s signal."""
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raise ``_Overdue`` in the body once ``seconds`` have passed.
+
+    A sampler stuck in a loop never returns to check a clock, and a Python thread cannot
+    be stopped from outside; a SIGALRM handler runs between any two bytecodes of the
+    main thread (and interrupts a blocking system call), wherever the loop is. Unix only,
+    main thread only, like every Python signal handler.
+    """
+
+    def overdue(_signal: int, _frame: object) -> None:
+        raise _Overdue
+
+    previous = signal.signal(signal.SIGALRM, overdue)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        finally:
+            # None: a handler set outside Python, which cannot be put back; the default.
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+
+
+def _run_python_path(
+    cases: Sequence[AuditCase],
+    samples: int,
+    level: float,
+    say: Callable[[str], None],
+    limit: Callable[[AuditCase], float],
+) -> list[CaseResult]:
+    """The Python path, each case's sampling under its deadline; a hung case stops the
+    path, as in the browser, so a run ends at most one deadline late."""
+    results: list[CaseResult] = []
+    for index, case in enumerate(cases):
+        say(f"python  {case.label}")
+        seconds = limit(case)
+        try:
+            with _deadline(seconds):
+                histograms = {v: python_histogram(case.mechanism, v, samples) for v in case.values}
+        except _Overdue:
+            hung = f"the server's sampler did not finish within {seconds:.0f} s"
+            results.extend(_stopped_at(cases, index, hung, PYTHON, level))
+            break
+        results.append(evaluate_case(case, PYTHON, histograms, level))
+    return results
 
 
 def python_histogram(mechanism: Mechanism, value: Any, count: int) -> Counter[str]:
@@ -361,13 +477,16 @@ def run_audit(
     chromium: Path = CHROMIUM,
     alpha: float = FAMILYWISE_ALPHA,
     progress: Callable[[str], None] | None = None,
-    browser_timeout: float | None = None,
+    case_timeout: float | None = None,
 ) -> AuditReport:
     """Audit ``cases`` (default: every shipped mechanism) along the chosen paths.
 
     The familywise α is split evenly over every fit and every privacy-loss bound of the
     run (Bonferroni), so a run of correct code fails with chance at most ``alpha``.
-    Raises ``BrowserUnavailable`` when the browser path is asked for and cannot run.
+    Each case may sample for ``case_timeout`` seconds per path (default:
+    ``case_time_limit``). Must run in the main thread when ``python`` is set (its
+    deadline is a signal). Raises ``BrowserUnavailable`` when the browser path is asked
+    for and cannot run.
     """
     started = time.monotonic()
     cases = list(shipped_cases() if cases is None else cases)
@@ -376,21 +495,18 @@ def run_audit(
     level = alpha / max(tests, 1)
     report = AuditReport(alpha=alpha)
     say = progress or (lambda _message: None)
+
+    def limit(case: AuditCase) -> float:
+        return case_time_limit(case, samples) if case_timeout is None else case_timeout
+
     if browser:
         _check_browser_path(chromium)
-
     if python:
-        for case in cases:
-            say(f"python  {case.label}")
-            histograms = {v: python_histogram(case.mechanism, v, samples) for v in case.values}
-            report.results.append(evaluate_case(case, PYTHON, histograms, level))
+        report.results.extend(_run_python_path(cases, samples, level, say, limit))
     if browser:
         source = randomize_script().read_text(encoding="utf-8") if script is None else script
-        if browser_timeout is None:
-            reports = samples * sum(len(case.values) for case in cases)
-            browser_timeout = _BASE_SECONDS + _SECONDS_PER_REPORT * reports
         report.results.extend(
-            _run_browser_path(cases, samples, source, chromium, level, say, browser_timeout)
+            _run_browser_path(cases, samples, source, chromium, level, say, limit)
         )
     report.seconds = time.monotonic() - started
     return report
@@ -405,7 +521,7 @@ def _answer(value: Any) -> str:
 def format_report(report: AuditReport) -> str:
     """The table the command prints: one row per case and path, then the verdict."""
     header = (
-        f"{'case':<34} {'path':<8} {'N':>7} {'claimed ε':>9} {'ε ≥ (lower bound)':>17} "
+        f"{'case':<36} {'path':<8} {'N':>7} {'claimed ε':>9} {'ε ≥ (lower bound)':>17} "
         f"{'worst fit χ²/df':>15} {'p':>9}  verdict"
     )
     lines = [header, "-" * len(header)]
@@ -427,7 +543,7 @@ def format_report(report: AuditReport) -> str:
         verdict = "ok" if result.passed else "FAIL: " + "; ".join(reasons)
         bound = result.epsilon_lower_bound
         lines.append(
-            f"{result.case:<34} {result.path:<8} {result.samples:>7} "
+            f"{result.case:<36} {result.path:<8} {result.samples:>7} "
             f"{result.claimed_epsilon:>9.4f} "
             f"{f'{bound:.4f}' if math.isfinite(bound) else '-':>17} "
             f"{chi:>15} {p_value:>9}  {verdict}"

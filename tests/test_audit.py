@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import time
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -26,17 +28,27 @@ from survey_app.audit import (
     PYTHON,
     AuditReport,
     audit_command,
+    case_time_limit,
     format_report,
     randomize_script,
     run_audit,
 )
+from survey_app.definitions import (
+    EPSILON_DECIMALS,
+    EPSILON_MAX,
+    EPSILON_MIN,
+    MAX_NUMBER_RANGE,
+    MAX_OPTIONS,
+)
 from survey_app.privacy.audit import (
+    FAMILYWISE_ALPHA,
     AuditCase,
     CaseResult,
     Cells,
     chi_square_fit,
     clopper_pearson_lower,
     clopper_pearson_upper,
+    evaluate_case,
     integer_cells,
     pooled,
     privacy_loss_bound,
@@ -45,7 +57,7 @@ from survey_app.privacy.audit import (
 )
 from survey_app.privacy.choice import GeneralizedRandomizedResponse
 from survey_app.privacy.choosing import choice_mechanism, number_mechanism
-from survey_app.privacy.coins import SECURE, RandomSource
+from survey_app.privacy.coins import ONE, SECURE, RandomSource, bernoulli
 from survey_app.privacy.mechanism import MECHANISM_NAMES
 from survey_app.privacy.number import DiscreteLaplace
 
@@ -64,8 +76,8 @@ def chromium() -> None:
 
 
 def case(label: str) -> AuditCase:
-    """One shipped case by the start of its label."""
-    (found,) = [c for c in shipped_cases() if c.label.startswith(label)]
+    """One shipped case by its label."""
+    (found,) = [c for c in shipped_cases() if c.label == label]
     return found
 
 
@@ -188,6 +200,60 @@ def test_the_cases_cover_every_shipped_mechanism() -> None:
     assert names == set(MECHANISM_NAMES) - {"none"}  # "none" claims no ε
 
 
+def draw_bytes(n: int) -> int:
+    """The random bytes a uniform draw below n takes: enough to hold n - 1."""
+    return ((n - 1).bit_length() + 7) // 8
+
+
+def largest_denominator(smallest: float) -> int:
+    """The largest denominator of a double ≥ ``smallest``: 2^52 steps to its binade."""
+    return 2 ** (52 - math.floor(math.log2(smallest)))
+
+
+def largest_draw_bytes() -> int:
+    """The most bytes one coin of any question the app accepts can draw.
+
+    Dyadic coins: yes/no's t and Duchi's lean ≥ tanh(ε_min/2), GRR's keep > 1/k, OUE's
+    q ≥ 1/(e^ε_max + 1); Duchi's coin in randomize.js is unreduced, 2·b·Δ. Discrete
+    Laplace: t ≤ 10^decimals·Δ, times k in the exp-coin (k ≥ 64 has chance < 1/63!).
+    """
+    lean = largest_denominator(math.tanh(float(EPSILON_MIN) / 2))
+    return max(
+        draw_bytes(bound)
+        for bound in (
+            2 * lean * MAX_NUMBER_RANGE,
+            largest_denominator(1 / MAX_OPTIONS),
+            largest_denominator(1 / (math.exp(float(EPSILON_MAX)) + 1)),
+            10**EPSILON_DECIMALS * MAX_NUMBER_RANGE * 64,
+        )
+    )
+
+
+class RecordingSource:
+    """The secure source, noting how many bytes each bound it is asked for takes."""
+
+    def __init__(self) -> None:
+        self.lengths: set[int] = set()
+
+    def randbelow(self, n: int, /) -> int:
+        if n > 1:
+            self.lengths.add(draw_bytes(n))
+        return SECURE.randbelow(n)
+
+
+def test_the_python_samplers_draw_every_byte_length_the_app_can_ask_for() -> None:
+    # The browser's side is in tests/browser/test_randomizer.py. 200 reports per answer:
+    # the rarest length, 4 bytes (Laplace 0-10000: u/(2·10⁷) in lowest terms, u prime to
+    # 10), comes with chance ≈ 0.2 per report.
+    assert largest_draw_bytes() == 11  # Duchi's 2^61·10⁶
+    source = RecordingSource()
+    for audit_case in shipped_cases():
+        for value in audit_case.values:
+            for _ in range(200):
+                audit_case.mechanism.randomize(value, source)
+    assert source.lengths == set(range(1, largest_draw_bytes() + 1))
+
+
 # ---- the shipped code passes ----
 
 
@@ -226,7 +292,7 @@ def test_a_browser_coin_from_math_random_fails(chromium: None) -> None:
     # Same distribution (a fair coin), wrong source: only the tripwire can see it. With
     # 200 reports the second coin is reached at least once except with chance 2^-200.
     script = broken_script("bern(...rational(p.forced_yes_probability))", "Math.random() < 0.5")
-    report = run_audit([case("yes/no, fair")], 200, python=False, script=script)
+    report = run_audit([case("yes/no, fair coins (ε = ln 3)")], 200, python=False, script=script)
     (result,) = only(report, BROWSER)
     assert not result.passed
     assert any("called Math.random" in problem for problem in result.problems)
@@ -236,13 +302,80 @@ def test_a_browser_coin_from_math_random_fails(chromium: None) -> None:
 def test_a_browser_script_that_never_returns_fails_instead_of_hanging(chromium: None) -> None:
     # A rejection sampler that never accepts: below(n) loops forever for every n > 1.
     script = broken_script("if (v < n) return v;", "if (v < 0n) return v;")
-    cases = [case("yes/no, fair"), case("GRR")]
+    cases = [case("yes/no, fair coins (ε = ln 3)"), case("GRR, k = 5, ε = 1")]
     started = time.monotonic()
-    report = run_audit(cases, 100, python=False, script=script, browser_timeout=3)
+    report = run_audit(cases, 100, python=False, script=script, case_timeout=3)
     assert time.monotonic() - started < 30
-    for result in only(report, BROWSER):
-        assert not result.passed
-        assert result.problems == ("the browser script did not finish within 3 s",)
+    first, second = only(report, BROWSER)
+    assert first.problems == ("the browser script did not finish within 3 s",)
+    assert second.problems == (
+        "not sampled: the browser path stopped at “yes/no, fair coins (ε = ln 3)”",
+    )
+    assert not report.passed
+
+
+class MaskOnTheLastByte:
+    """randomize.js's ``below(n)`` with its mask moved from the first byte to the last,
+    drawn exactly and without its rejections: the low byte keeps only its r lowest bits
+    (r = bits of n - 1, mod 8), the top byte goes unmasked and a value ≥ n is drawn
+    again, so the result is uniform on the values below n whose low byte is below 2^r."""
+
+    def randbelow(self, n: int, /) -> int:
+        r = (n - 1).bit_length() % 8
+        if n <= 256 or r == 0:  # one byte, or a mask of 0xff: the fault changes nothing
+            return SECURE.randbelow(n)
+        kept = 1 << r
+        index = SECURE.randbelow((n // 256) * kept + min(n % 256, kept))
+        return 256 * (index >> r) + (index & (kept - 1))
+
+
+def test_the_laplace_case_fails_a_mask_on_the_wrong_byte() -> None:
+    # The fault that no case used to see: for t = 1000 (10 bits) U keeps 2 of its low
+    # byte's 8 bits, takes 16 values, and the reports 31 residues of 1000. Where a unit
+    # cell should get p, it gets ≈ 32p on 31 cells in 1000 and 0 elsewhere: the fit's
+    # noncentrality is ≈ 31 per report, 620,000 at 20,000 per answer, against a
+    # threshold of 1,705 (1,389 degrees of freedom at the default run's level). The
+    # report 1 is 32 times likelier than it should be for the answer 0 (≈ 630 reports)
+    # and impossible for 1000: the ε bound is ≈ 2.8, against a claim of 1. In
+    # randomize.js the same fault also rejects 63 of 64 draws (the top byte goes
+    # unmasked), so the audit may stop it as hung instead: a failure either way.
+    laplace_case = case("discrete Laplace, 0-1000, ε = 1")
+    broken = MaskOnTheLastByte()
+    histograms = {
+        value: Counter(str(laplace_case.mechanism.randomize(value, broken)) for _ in range(20_000))
+        for value in laplace_case.values
+    }
+    audit_tests = 2 * sum(c.test_count for c in shipped_cases())  # as in the default run
+    result = evaluate_case(laplace_case, PYTHON, histograms, FAMILYWISE_ALPHA / audit_tests)
+    assert result.fit_rejected and result.epsilon_exceeded
+    assert result.worst_fit is not None and result.worst_fit.statistic > 100_000
+
+
+@dataclass(frozen=True)
+class LoopingLaplace(DiscreteLaplace):
+    """An exp-coin whose k never grows: Bernoulli(1/k) stays Bernoulli(1), forever."""
+
+    def randomize(self, value: int, source: RandomSource = SECURE) -> int:
+        k = 1
+        while bernoulli(ONE / k, source):
+            pass
+        return value + k
+
+
+def test_a_python_sampler_that_loops_fails_within_its_limit() -> None:
+    laplace = number_mechanism(0, 10, Fraction(1), "laplace")
+    assert isinstance(laplace, DiscreteLaplace)
+    looping = LoopingLaplace(laplace.min, laplace.max, laplace.gamma)
+    cases = [AuditCase("looping", looping, (0, 10)), case("yes/no, fair coins (ε = ln 3)")]
+    handler = signal.getsignal(signal.SIGALRM)
+    started = time.monotonic()
+    report = run_audit(cases, 100, browser=False, case_timeout=2)
+    assert 2 <= time.monotonic() - started < 5
+    hung, after = only(report, PYTHON)
+    assert hung.problems == ("the server's sampler did not finish within 2 s",)
+    assert after.problems == ("not sampled: the python path stopped at “looping”",)
+    assert not report.passed
+    assert signal.getsignal(signal.SIGALRM) == handler  # the deadline left no trace
 
 
 @dataclass(frozen=True)
@@ -275,7 +408,7 @@ def test_a_truncated_laplace_tail_fails_in_the_browser(chromium: None) -> None:
         "const z = discreteLaplace(s, t);return Number(x + (z > 30n ? 30n : z < -30n ? -30n : z));",
     )
     # The same clamp in the browser, the same margins as above.
-    report = run_audit([case("discrete Laplace, 0-10")], 3_000, python=False, script=script)
+    report = run_audit([case("discrete Laplace, 0-10, ε = 1")], 3_000, python=False, script=script)
     (result,) = only(report, BROWSER)
     assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
 
@@ -307,7 +440,7 @@ def test_a_grr_that_keeps_the_truth_too_often_fails_in_python() -> None:
 def test_a_grr_that_keeps_the_truth_too_often_fails_in_the_browser(chromium: None) -> None:
     script = broken_script("bern(...rational(p.keep_probability))", "bern(1n, 2n)")
     # The same keep probability of 1/2 in the browser, the same margins as above.
-    report = run_audit([case("GRR")], 10_000, python=False, script=script)
+    report = run_audit([case("GRR, k = 5, ε = 1")], 10_000, python=False, script=script)
     (result,) = only(report, BROWSER)
     assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
 
@@ -328,6 +461,31 @@ def test_command_exits_2_without_chromium(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "cannot audit the browser script" in result.stderr
     assert "--python-only" in result.stderr
+
+
+def test_command_fails_within_its_limit_when_a_browser_exp_coin_loops(
+    chromium: None, tmp_path: Path
+) -> None:
+    # Bernoulli(1/k) drawn as Bernoulli(1/1) at every k: bernExp(1n, 1n) never ends, so
+    # the first Laplace case hangs. It fails when its own limit (10 s at 200 reports per
+    # answer) runs out, not after a deadline summed over the whole audit (the old code's,
+    # 72 s here), and the cases after it are reported as not sampled.
+    script = tmp_path / "randomize.js"
+    script.write_text(
+        broken_script("while (bern(s, t * k)) k++;", "while (bern(s, t)) k++;"),
+        encoding="utf-8",
+    )
+    samples = 200
+    laplace = next(c for c in shipped_cases() if c.label.startswith("discrete Laplace"))
+    limit = case_time_limit(laplace, samples)
+    started = time.monotonic()
+    result = CliRunner().invoke(audit_command, ["--samples", str(samples), "--script", str(script)])
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 1, result.output
+    assert f"FAIL: the browser script did not finish within {limit:.0f} s" in result.stdout
+    assert f"not sampled: the browser path stopped at “{laplace.label}”" in result.stdout
+    # Around the deadline: the Python path, Chromium's start, the cases before, the kill.
+    assert limit < elapsed < limit + 30, result.stdout
 
 
 def test_command_exits_1_on_a_broken_script(chromium: None, tmp_path: Path) -> None:

@@ -146,7 +146,11 @@ class Cells:
         return self.support is None
 
     def __len__(self) -> int:
-        return len(self.labels)
+        # Counted, not built: ``index`` asks for every report, and the labels of a wide
+        # Laplace case are thousands of strings.
+        if self.support is not None:
+            return len(self.support)
+        return self.high - self.low + 3
 
     def index(self, key: str) -> int | None:
         """The cell of a report, or None for a report the mechanism can never produce."""
@@ -536,12 +540,57 @@ def evaluate_case(
 
 
 def shipped_cases() -> list[AuditCase]:
-    """Every mechanism the app ships, at representative parameters, on its extreme answers.
+    """Every mechanism the app ships, on its extreme answers, at parameters that make
+    its samplers draw every size of random integer the app ever asks for.
 
-    Yes/no at the default fair coins and at a small and a large ε; GRR and OUE with five
-    options (OUE forced: ``auto`` picks GRR there); discrete Laplace on a short range (its
-    tails matter most relative to Δ) and on a 0/1 range with γ > 1 (the sampler's other
-    branch); Duchi on the range of the example survey. Plain questions have no ε to audit.
+    Representative cases: yes/no at fair coins and at a small and a large ε; GRR and OUE
+    with five options (OUE forced: ``auto`` picks GRR there); discrete Laplace on a short
+    range (its tails matter most relative to Δ) and on 0/1 with γ > 1 (the sampler's other
+    branch); Duchi on the example survey's range. Plain questions have no ε to audit.
+
+    Every coin is a uniform integer below a bound n (``below(n)`` in randomize.js,
+    ``randbelow(n)`` in Python), drawn from ⌈log2 n / 8⌉ random bytes, and a fault at one
+    byte length is seen only by a case that draws bounds of that length (randomize.js's
+    mask on the wrong byte leaves a 10-bit bound 16 values, the reports 31 residues of
+    1000, and no case used to draw one). The bounds, with Δ = max - min ≤ 10⁶, ε in
+    thousandths in [0.01, 10] and k ≤ 20:
+
+    * rational coins a/b (yes/no, GRR's keep, OUE, Duchi): b is the power of two of a
+      float, 2^35 to 2^67 (5-9 bytes) as its trailing zeros fall; Duchi's coin is
+      (Δ + lean·(2x - min - max))/(2Δ), unreduced in randomize.js (2·b·Δ, up to 2^61·10⁶:
+      11 bytes, the largest), reduced in Python (2·b at min and max, up to 2·b·Δ inside);
+    * GRR's other option: k - 1 (1 byte); fair coins and signs: 2;
+    * discrete Laplace with γ = s/t: t ≤ 1000·Δ, then in the exp-coin t·k for k = 1, 2, ...
+      (randomize.js) or the reduced denominators of u/(t·k) (Python): 1 to 4 bytes, 5 at
+      t near 10⁹ with k ≥ 5 (noise too wide for unit cells; GRR's keep covers 5 bytes).
+
+    The lengths these cases draw, in both paths unless marked:
+
+    ====  ==================================================================
+    1     fair coins, k - 1, small Laplace bounds (every case has some)
+    2     Laplace 0-1000, ε = 1: t = 1000, s = 1, so u shows in the report
+    3, 4  Laplace 0-10000, ε = 9.999: t = 10⁷ and 2t (one answer: two far
+          answers would need 13,000 cells; the fit is the check)
+    5     GRR k = 2, ε = 1.04: keep = a/2^37
+    6     GRR k = 13, ε = 1: keep = a/2^45
+    7     yes/no at ε = 0.5 and 2, GRR k = 5 and OUE at ε = 1; Duchi 0-50 (Python)
+    8     Duchi 0-50 (randomize.js); Duchi 1-800000 at min and max (Python)
+    9     OUE, ε = 9: q = a/2^65
+    10    Duchi 0-1000000, ε = 1: 2^55·10⁶ (answer 1 in Python)
+    11    Duchi 1-800000, ε = 0.015: 2^61·799999, the app's largest (answer 2
+          in Python; Δ odd and prime to the lean's numerator, so nothing reduces)
+    ====  ==================================================================
+
+    A power of two's trailing zeros come from the float a formula gives, so another
+    platform's libm may move a length: ``tests/test_audit.py`` and
+    ``tests/browser/test_randomizer.py`` record the lengths actually drawn. A power of two
+    also hides a fault in the low bits (it moves a coin a/2^m by at most 2^(8-m)): only
+    a Laplace case with s = 1 shows one in its reports, and the browser tests check
+    ``below`` itself at every length.
+
+    The two cases with the longest bounds come last: a fault that slows long draws (the
+    misplaced mask redraws 127 of 128 times below 2^65) ends a path as hung, and the
+    other cases' statistics are in by then.
     """
     from .choosing import choice_mechanism, number_mechanism, yes_no_mechanism
 
@@ -551,6 +600,8 @@ def shipped_cases() -> list[AuditCase]:
         AuditCase("yes/no, ε = 0.5", yes_no_mechanism(Fraction("0.5")), (True, False)),
         AuditCase("yes/no, ε = 2", yes_no_mechanism(Fraction(2)), (True, False)),
         AuditCase("GRR, k = 5, ε = 1", choice_mechanism(5, one, "grr"), (0, 4)),
+        AuditCase("GRR, k = 13, ε = 1", choice_mechanism(13, one, "grr"), (0, 12)),
+        AuditCase("GRR, k = 2, ε = 1.04", choice_mechanism(2, Fraction("1.04"), "grr"), (0, 1)),
         AuditCase("OUE, k = 5, ε = 1", choice_mechanism(5, one, "oue"), (0, 4)),
         AuditCase(
             "discrete Laplace, 0-10, ε = 1", number_mechanism(0, 10, one, "laplace"), (0, 10)
@@ -558,5 +609,27 @@ def shipped_cases() -> list[AuditCase]:
         AuditCase(
             "discrete Laplace, 0-1, ε = 3", number_mechanism(0, 1, Fraction(3), "laplace"), (0, 1)
         ),
+        AuditCase(
+            "discrete Laplace, 0-1000, ε = 1",
+            number_mechanism(0, 1000, one, "laplace"),
+            (0, 1000),
+        ),
+        AuditCase(
+            "discrete Laplace, 0-10000, ε = 9.999",
+            number_mechanism(0, 10_000, Fraction("9.999"), "laplace"),
+            (0,),
+        ),
         AuditCase("Duchi, 0-50, ε = 1", number_mechanism(0, 50, one, "duchi"), (0, 50)),
+        AuditCase(
+            "Duchi, 0-1000000, ε = 1",
+            number_mechanism(0, 1_000_000, one, "duchi"),
+            (0, 1, 1_000_000),
+        ),
+        # The longest bounds last (see above).
+        AuditCase("OUE, k = 5, ε = 9", choice_mechanism(5, Fraction(9), "oue"), (0, 4)),
+        AuditCase(
+            "Duchi, 1-800000, ε = 0.015",
+            number_mechanism(1, 800_000, Fraction("0.015"), "duchi"),
+            (1, 2, 800_000),
+        ),
     ]

@@ -3,10 +3,11 @@
 Each mechanism is sampled in the browser through ``window.surveyRandomizer.sample`` and
 compared with the exact report distribution written out from the SPEC's formulas (every
 cell within 5 binomial standard errors, and a chi-square test at alpha = 1e-6), so a biased
-coin, a truncated Laplace tail or a GRR that keeps the truth too often fails. The form tests
-serve a hand-written survey page from a routed origin (no server needed) and read what the
-page POSTs: with crypto only randomized reports and plain answers leave, without crypto the
-form is left alone for the server to randomize.
+coin, a truncated Laplace tail or a GRR that keeps the truth too often fails; ``below``, the
+uniform draw under every coin, is checked byte by byte at every length the app draws. The
+form tests serve a hand-written survey page from a routed origin (no server needed) and read
+what the page POSTs: with crypto only randomized reports and plain answers leave, without
+crypto the form is left alone for the server to randomize.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
 import pytest
 from scipy.stats import chi2
+
+from survey_app.privacy.audit import browser_value, chi_square_fit, mechanism_name, shipped_cases
 
 from .conftest import ROOT, one_post, watch
 
@@ -230,6 +234,83 @@ def test_discrete_laplace_matches_its_exact_distribution(
     p_far = 2 * alpha**far / (1 + alpha)
     beyond = sum(count for report, count in histogram.items() if abs(int(report) - value) >= far)
     check_cells({"far": beyond, "near": DRAWS - beyond}, {"far": p_far, "near": 1 - p_far}, DRAWS)
+
+
+#: Every length in bytes of a bound randomize.js draws below, at the parameters the app
+#: accepts: 1 to 11 (Duchi's 2·b·Δ; privacy/audit.py, ``shipped_cases``).
+BYTE_LENGTHS = range(1, 12)
+
+
+def shipped_function(name: str) -> str:
+    """One function of randomize.js as written there, to run on its own in a page."""
+    source = SCRIPT.read_text(encoding="utf-8")
+    found = re.search(rf"^  function {name}\(.*?^  }}$", source, re.MULTILINE | re.DOTALL)
+    assert found, f"randomize.js no longer has a function {name}(): update this test"
+    return found[0]
+
+
+def byte_probabilities(n: int, position: int) -> np.ndarray:
+    """P(byte ``position`` of a uniform integer below n = j) for j = 0..255, exactly: every
+    full block of 256^(position + 1) integers gives each j 256^position, the rest what it
+    reaches."""
+    size = 256**position
+    full, rest = divmod(n, 256 * size)
+    return np.array([full * size + min(max(rest - j * size, 0), size) for j in range(256)]) / n
+
+
+def test_below_is_uniform_in_every_byte_at_every_length(page: Any) -> None:
+    # below(n) itself, for an n of each length the app draws: 8·length - 3 bits, so the
+    # mask keeps 5 bits of the first byte; on any other byte it would leave 224 of that
+    # byte's 256 values impossible, 17,500 reports expected where none come (a fit
+    # statistic above 100,000, against a threshold near 400). 20,000 draws per length give
+    # every possible byte value ≈ 78 expected reports; each byte's fit is Pearson's, at
+    # 1e-6 over all of them.
+    page.goto("about:blank")
+    draws = 20_000
+    lengths = {length: 5 * 2 ** (8 * length - 6) + 3 for length in BYTE_LENGTHS}
+    counts = page.evaluate(
+        """([source, bounds, draws]) => {
+             const below = new Function(`${source}; return below;`)();
+             return bounds.map(([length, bound]) => {
+               const n = BigInt(bound);
+               const counts = Array.from({ length }, () => new Array(256).fill(0));
+               for (let i = 0; i < draws; i++) {
+                 const v = below(n);
+                 for (let b = 0; b < length; b++) counts[b][Number((v >> BigInt(8 * b)) & 255n)]++;
+               }
+               return counts;
+             });
+           }""",
+        [shipped_function("below"), [[k, str(n)] for k, n in lengths.items()], draws],
+    )
+    level = ALPHA / sum(BYTE_LENGTHS)
+    for (length, n), by_position in zip(lengths.items(), counts, strict=True):
+        for position, row in enumerate(by_position):
+            fit = chi_square_fit(np.array(row), byte_probabilities(n, position))
+            assert not fit.rejects(level), f"below(n), n of {length} bytes, byte {position}: {fit}"
+
+
+def test_the_audit_cases_draw_every_byte_length(page: Any) -> None:
+    # The browser's half of tests/test_audit.py's check: the lengths of the arrays
+    # randomize.js fills, over 200 reports per answer of every audit case.
+    page.goto("about:blank")
+    page.evaluate(
+        """() => {
+             window.drawnLengths = new Set();
+             const original = Crypto.prototype.getRandomValues;
+             Crypto.prototype.getRandomValues = function (array) {
+               window.drawnLengths.add(array.byteLength);
+               return original.call(this, array);
+             };
+           }"""
+    )
+    page.add_script_tag(path=str(SCRIPT))
+    for audit_case in shipped_cases():
+        name = mechanism_name(audit_case.mechanism)
+        for value in audit_case.values:
+            parameters = audit_case.mechanism.parameters()
+            sample(page, parameters, browser_value(name, value), 200)
+    assert set(page.evaluate("() => [...window.drawnLengths]")) == set(BYTE_LENGTHS)
 
 
 def test_randomize_returns_the_spec_encodings(randomizer: Any) -> None:
