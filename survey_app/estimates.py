@@ -10,6 +10,7 @@ mapped back to the answer's scale.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import sqlite_utils
 
@@ -17,10 +18,11 @@ from .privacy import (
     DEFAULT_INTERVAL_METHOD,
     Estimate,
     MeanEstimate,
+    NumericMechanism,
     estimate_choice,
-    estimate_mean,
     estimate_proportion,
 )
+from .privacy.means import estimate_number_mean
 from .surveys import Question, Survey
 from .tallies import Cells, read_tallies
 
@@ -71,15 +73,11 @@ def question_estimate(
     n = cells.get("n", 0)
     mechanism = question.mechanism
     if question.type == "number":
-        assert question.min is not None and question.max is not None
-        mean = estimate_mean(
+        mean = estimate_number_mean(
+            cast(NumericMechanism, mechanism),
             n,
             cells.get("sum", 0),
             cells.get("sum_squares", 0),
-            mechanism.value_offset,  # type: ignore[attr-defined]
-            mechanism.value_scale,  # type: ignore[attr-defined]
-            question.min,
-            question.max,
             confidence,
         )
         return QuestionEstimate(question, n, mean=mean)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import binom
+from scipy.stats import beta, binom
 from scipy.stats import t as student_t
 
 from survey_app.privacy import (
@@ -30,6 +30,8 @@ from survey_app.privacy import (
     simulate,
     simulate_reports,
 )
+from survey_app.privacy.estimate import widest_half_width
+from survey_app.privacy.means import estimate_number_mean, mean_interval
 
 Z95 = 1.959963984540054  # the 97.5% normal quantile
 
@@ -56,11 +58,19 @@ def test_point_and_standard_error_by_hand() -> None:
     assert e.point == pytest.approx(0.7, abs=1e-12)
     assert e.unclipped == pytest.approx(0.7, abs=1e-12)
     assert e.std_error == pytest.approx(2 * math.sqrt(0.6 * 0.4 / 100), abs=1e-12)
-    assert (e.confidence, e.method) == (0.95, "wilson")
+    assert e.confidence == 0.95
+
+
+def test_estimate_prevalence_has_the_one_default_interval() -> None:
+    """Clopper–Pearson everywhere by default (Wilson's exact coverage dips to 0.934 at
+    n = 30); Wilson stays available by name."""
+    assert estimate(60, 100) == estimate_proportion(60, 100, 0.75, 0.25)
+    assert estimate(60, 100).method == DEFAULT_INTERVAL_METHOD == "clopper-pearson"
+    assert estimate(60, 100, method="wilson").method == "wilson"
 
 
 def test_wilson_bounds_by_hand() -> None:
-    e = estimate(60, 100)
+    e = estimate(60, 100, method="wilson")
     lam_low, lam_high = wilson(0.6, 100)
     assert e.low == pytest.approx(2 * lam_low - 0.5, abs=1e-9)
     assert e.high == pytest.approx(2 * lam_high - 0.5, abs=1e-9)
@@ -71,7 +81,7 @@ def test_wilson_bounds_by_hand() -> None:
 
 def test_wilson_at_another_level_and_design() -> None:
     design = TwoCoinDesign(truth_probability=0.6, forced_yes_probability=0.3)
-    e = estimate(100, 200, design=design, confidence=0.9)
+    e = estimate(100, 200, design=design, confidence=0.9, method="wilson")
     z90 = 1.6448536269514722
     lam_low, lam_high = wilson(0.5, 200, z90)
     # P(yes | no) = 0.4 * 0.3 = 0.12, slope t = 0.6.
@@ -104,7 +114,7 @@ def test_clopper_pearson_against_known_values(
 
 
 def test_clopper_pearson_is_wider_than_wilson() -> None:
-    w, cp = estimate(60, 100), estimate(60, 100, method="clopper-pearson")
+    w, cp = estimate(60, 100, method="wilson"), estimate(60, 100, method="clopper-pearson")
     assert cp.low < w.low < w.high < cp.high
 
 
@@ -122,7 +132,7 @@ def test_estimate_is_frozen() -> None:
 
 
 def test_interval_wholly_below_zero_keeps_its_upper_side() -> None:
-    e = estimate(10, 100)  # lambda_hat = 0.1, far below P(yes | no) = 0.25
+    e = estimate(10, 100, method="wilson")  # lambda_hat = 0.1, far below P(yes | no) = 0.25
     assert 2 * wilson(0.1, 100)[1] - 0.5 < 0  # the mapped interval is wholly below 0
     assert e.unclipped == pytest.approx(-0.3)
     assert e.point == 0.0
@@ -133,7 +143,7 @@ def test_interval_wholly_below_zero_keeps_its_upper_side() -> None:
 
 
 def test_interval_wholly_above_one_keeps_its_lower_side() -> None:
-    e = estimate(90, 100)
+    e = estimate(90, 100, method="wilson")
     assert 2 * wilson(0.9, 100)[0] - 0.5 > 1
     assert e.unclipped == pytest.approx(1.3)
     assert e.point == 1.0
@@ -518,12 +528,105 @@ def test_mean_interval_coverage_and_unbiasedness(mechanism: DiscreteLaplace | Du
     totals, squares = reports.sum(axis=1), (reports * reports).sum(axis=1)
     covered, unclipped = 0, []
     for total, square in zip(totals, squares, strict=True):
-        e = estimate_mean(
-            n, int(total), int(square), mechanism.value_offset, mechanism.value_scale, 0, 10
-        )
+        e = estimate_number_mean(mechanism, n, int(total), int(square))
         assert e is not None and 0 <= e.low < e.high <= 10
         covered += e.low <= 2.5 <= e.high
         unclipped.append(e.unclipped)
     assert covered / surveys >= 0.95 - 5 * math.sqrt(0.95 * 0.05 / surveys)
     mean, se = np.mean(unclipped), np.std(unclipped, ddof=1) / math.sqrt(surveys)
     assert abs(mean - 2.5) <= 5 * se
+
+
+# --- Duchi's bit: an exact interval on the count of 1s ------------------------------------
+
+
+def test_duchi_mean_is_the_share_of_the_range_under_two_coins() -> None:
+    """P(1 | x) = (1 - r)/2 + r·(x - min)/Δ: randomized response on the share of the range
+    with p_true = (1 + r)/2, p_false = (1 - r)/2, so the mean's interval is that share's
+    Clopper–Pearson interval mapped to min + Δ·share, whatever the shares' method."""
+    duchi = DuchiBinary.from_epsilon(-5, 15, Fraction(2))
+    r = float(duchi.lean)
+    for ones in (0, 3, 57, 100, 137, 200):
+        e = estimate_number_mean(duchi, 200, ones, ones, 0.9)
+        share = estimate_proportion(ones, 200, (1 + r) / 2, (1 - r) / 2, 0.9, "clopper-pearson")
+        assert e is not None and share is not None
+        assert e.method == "clopper-pearson" and e.confidence == 0.9
+        expected = (share.point, share.unclipped, share.low, share.high, share.std_error)
+        shown = (e.point + 5, e.unclipped + 5, e.low + 5, e.high + 5, e.std_error)
+        assert shown == pytest.approx(tuple(20 * v for v in expected), abs=1e-12)
+        assert -5 <= e.low < e.high <= 15
+    # By hand: 137 ones in 200; λ's bounds are where one binomial tail is exactly 5%.
+    e = estimate_number_mean(duchi, 200, 137, 137, 0.9)
+    assert e is not None
+    lam_low, lam_high = ((e.low + 5) / 20 * r + (1 - r) / 2, (e.high + 5) / 20 * r + (1 - r) / 2)
+    assert binom.sf(136, 200, lam_low) == pytest.approx(0.05, abs=1e-9)
+    assert binom.cdf(137, 200, lam_high) == pytest.approx(0.05, abs=1e-9)
+
+
+def test_duchi_mean_refuses_reports_other_than_bits() -> None:
+    duchi = DuchiBinary.from_epsilon(0, 10, Fraction(1))
+    with pytest.raises(ValueError, match="0 or 1"):
+        estimate_number_mean(duchi, 10, 5, 7)
+    with pytest.raises(ValueError):
+        estimate_number_mean(duchi, 10, 11, 11)
+    assert estimate_number_mean(duchi, 0, 0, 0) is None
+
+
+def duchi_exact_coverage(n: int, epsilon: Fraction, points: int = 4001) -> float:
+    """The lowest coverage of the dashboard's Duchi interval over the true mean, exactly:
+    the count of 1s is Binomial(n, (1 - r)/2 + r·s), s the mean's share of the range, and
+    the interval depends on the count alone. A grid of s plus, at every interval end, the
+    points just inside and outside it (where the coverage jumps)."""
+    duchi = DuchiBinary.from_epsilon(0, 10, epsilon)
+    r = float(duchi.lean)
+    bounds = []
+    for ones in range(n + 1):
+        e = estimate_number_mean(duchi, n, ones, ones)
+        assert e is not None
+        bounds.append((e.low / 10, e.high / 10))
+    low, high = np.array(bounds).T
+    ends = np.concatenate([low, high])
+    shares = np.concatenate([np.linspace(0, 1, points), ends - 1e-12, ends + 1e-12])
+    shares = shares[(shares >= 0) & (shares <= 1)]
+    pmf = binom.pmf(np.arange(n + 1)[:, None], n, (1 - r) / 2 + r * shares[None, :])
+    covered = (low[:, None] <= shares) & (shares <= high[:, None])
+    return float((pmf * covered).sum(axis=0).min())
+
+
+def test_duchi_mean_interval_covers_exactly() -> None:
+    """n = 300, ε = 2: the t interval on the 0/1 reports dipped to 0.938; the
+    exact one never falls below 0.95 (docs/COVERAGE.md has n 30 to 1000, ε 0.5 to 4)."""
+    assert duchi_exact_coverage(300, Fraction(2)) >= 0.95 - 1e-9
+
+
+def test_duchi_mean_interval_before_clipping() -> None:
+    """For a difference of two groups: the shown point and the interval the boundary rule
+    gives, its ends not yet clipped to the range."""
+    duchi = DuchiBinary.from_epsilon(0, 10, Fraction(1))
+    shown = estimate_number_mean(duchi, 50, 2, 2)  # far fewer 1s than a mean of 0 gives
+    raw = mean_interval(duchi, 50, 2, 2)
+    assert shown is not None
+    assert raw.point == shown.point == 0.0
+    assert raw.low < 0.0 == shown.low and raw.high == pytest.approx(shown.high, abs=1e-12)
+
+
+@pytest.mark.parametrize("method", INTERVAL_METHODS)
+@pytest.mark.parametrize(
+    ("p_true", "p_false"), [(0.75, 0.25), (0.28, 0.02), (0.5, 0.1), (1.0, 0.0)]
+)
+@pytest.mark.parametrize("n", [1, 2, 7, 30, 301])
+def test_widest_half_width_bounds_every_interval_shown(
+    method: str, p_true: float, p_false: float, n: int
+) -> None:
+    """λ's interval is widest at λ̂ = 1/2 and narrows away from it, also at fractional
+    counts (checked on a fine grid); moved into [p_false, p_true] by the boundary rule,
+    that is the widest half-width any count can show."""
+    widest = widest_half_width(n, p_true, p_false, 0.95, method)
+    shown = [estimate_proportion(c, n, p_true, p_false, 0.95, method) for c in range(n + 1)]
+    assert max((e.high - e.low) / 2 for e in shown if e is not None) <= widest + 1e-12
+    if method == "clopper-pearson":
+        counts = np.linspace(1e-9, n - 1e-9, 2001)
+        widths = beta.ppf(0.975, counts + 1, n - counts) - beta.ppf(0.025, counts, n - counts + 1)
+        middle = len(counts) // 2
+        assert np.all(np.diff(widths[: middle + 1]) >= -1e-12)
+        assert np.all(np.diff(widths[middle:]) <= 1e-12)

@@ -13,6 +13,7 @@ import math
 import operator
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import NamedTuple
 
 from scipy.special import betaincinv
 
@@ -43,17 +44,30 @@ class Estimate:
     method: str
 
 
+class Interval(NamedTuple):
+    """A point estimate and its confidence interval *before* the interval's ends are kept
+    inside the parameter's range ([0, 1] for a share, [min, max] for a mean). ``point`` is
+    the one shown, in the range; ``low`` and ``high`` may stray outside it. Two groups'
+    differences combine on this scale (``groups.py``): clipped ends would collapse a
+    group's distance from its point to the range's end it sits on."""
+
+    point: float
+    low: float
+    high: float
+
+
 def estimate_prevalence(
     reported_yes: int,
     n: int,
     design: TwoCoinDesign = FAIR_COINS,
     confidence: float = 0.95,
-    method: str = "wilson",
+    method: str = DEFAULT_INTERVAL_METHOD,
 ) -> Estimate | None:
     """Estimate the true share of "yes" from ``reported_yes`` randomized "yes" among ``n``.
 
     The two-coin case of ``estimate_proportion``: p_true = P(yes | yes) = t + (1 - t) f,
-    p_false = P(yes | no) = (1 - t) f.
+    p_false = P(yes | no) = (1 - t) f. Its interval defaults to Clopper–Pearson, as
+    everywhere (Wilson's exact coverage dips to 0.934 at n = 30: docs/COVERAGE.md).
     """
     return estimate_proportion(
         reported_yes, n, design.p_yes_given_yes, design.p_yes_given_no, confidence, method
@@ -82,8 +96,110 @@ def estimate_proportion(
     nominal coverage, somewhat wider). The interval is mapped to π through the same
     affine map as the point estimate; since that map is increasing, the interval for π
     covers the truth whenever the interval for λ covers p_false + (p_true - p_false)·π
-    (the boundary rule below only ever widens it).
+    (the boundary rule of ``_share_interval`` only ever widens it).
     """
+    count, n = _checked(count, n, p_true, p_false, confidence, method)
+    if n == 0:
+        return None
+
+    slope = p_true - p_false  # how much λ moves per unit of π
+    rate = count / n
+    unclipped = (rate - p_false) / slope
+    std_error = math.sqrt(rate * (1 - rate) / n) / slope
+    point, low, high = _share_interval(rate, n, p_true, p_false, confidence, method)
+    low, high = max(low, 0.0), min(high, 1.0)
+    if not low < high:
+        # Only reachable when λ's interval is narrower than float resolution (an
+        # astronomical n); keep the promise of a positive width all the same.
+        if high < 1:
+            high = math.nextafter(low, 1.0)
+        else:
+            low = math.nextafter(high, 0.0)
+
+    return Estimate(
+        point=point,
+        unclipped=unclipped,
+        std_error=std_error,
+        low=low,
+        high=high,
+        confidence=confidence,
+        method=method,
+    )
+
+
+def share_interval(
+    count: int,
+    n: int,
+    p_true: float,
+    p_false: float,
+    confidence: float = 0.95,
+    method: str = DEFAULT_INTERVAL_METHOD,
+) -> Interval:
+    """``estimate_proportion``'s point and interval from ``count`` reports among n ≥ 1,
+    before the interval is clipped to [0, 1]: what two groups' difference is made of
+    (``groups.group_difference``). It covers a share in [0, 1] exactly when the shown
+    interval does."""
+    count, n = _checked(count, n, p_true, p_false, confidence, method)
+    if n == 0:
+        raise ValueError("no responses: nothing to estimate")
+    return _share_interval(count / n, n, p_true, p_false, confidence, method)
+
+
+def _share_interval(
+    rate: float, n: int, p_true: float, p_false: float, confidence: float, method: str
+) -> Interval:
+    """The maximum-likelihood share and the interval for λ mapped to π, by the boundary
+    rule below; the interval's ends unclipped.
+
+    Never a zero-width interval pretending certainty (DESIGN.md). A reported rate below
+    p0 = P(report | not in the category) is more "no"-looking than even π = 0 produces on
+    average: chance, not proof that the share is 0. Clipping its interval can leave
+    [0, 0] (mapped interval wholly below 0) or a sliver like [0, 0.01]. Instead λ's
+    interval is computed as if λ̂ sat on the feasible boundary, λ̂ = p0, the rate π = 0
+    produces on average (same n, same method). Its upper bound u lies above 0 for any
+    n >= 1 (an interval holds its own λ̂ strictly inside), and since λ's upper bound grows
+    with λ̂, every λ̂ < p0 reports the same [0, u] once clipped, no narrower than what a
+    typical draw at π = 0 gives: a more extreme draw never buys a more confident answer,
+    and the reported bounds stay monotone in the count. Only widening, so coverage cannot
+    fall. The case λ̂ > p1 is the mirror image. The point, λ̂ moved to that boundary and
+    mapped, is the estimate clipped to [0, 1]: the maximum-likelihood estimate.
+    """
+    slope = p_true - p_false
+    boundary_rate = min(max(rate, p_false), p_true)
+    rate_low, rate_high = _rate_interval(boundary_rate, n, confidence, method)
+    return Interval(
+        (boundary_rate - p_false) / slope,
+        (rate_low - p_false) / slope,
+        (rate_high - p_false) / slope,
+    )
+
+
+def widest_half_width(
+    n: int,
+    p_true: float,
+    p_false: float,
+    confidence: float = 0.95,
+    method: str = DEFAULT_INTERVAL_METHOD,
+) -> float:
+    """Half the width of the widest interval ``estimate_proportion`` can report from n
+    responses, whatever the truth and the draw: what the planner must keep within target.
+
+    λ's interval is widest at λ̂ = 1/2 and narrows away from it (for Clopper–Pearson
+    and Wilson, also at the fractional counts the boundary rule uses), and the boundary
+    rule never evaluates λ̂ outside [p_false, p_true]: so the widest sits at 1/2 moved
+    into that range. Mapping to π divides by the slope; clipping to [0, 1] only narrows.
+    """
+    _checked(0, n, p_true, p_false, confidence, method)
+    if n == 0:
+        raise ValueError("no responses: no interval")
+    rate_low, rate_high = _rate_interval(min(max(0.5, p_false), p_true), n, confidence, method)
+    return (rate_high - rate_low) / (2 * (p_true - p_false))
+
+
+def _checked(
+    count: int, n: int, p_true: float, p_false: float, confidence: float, method: str
+) -> tuple[int, int]:
+    """The count and n as integers, after refusing what no survey could produce."""
     count = operator.index(count)
     n = operator.index(n)
     if n < 0:
@@ -96,55 +212,7 @@ def estimate_proportion(
         raise ValueError(f"method must be one of {', '.join(INTERVAL_METHODS)}")
     if not 0 <= p_false < p_true <= 1:
         raise ValueError("need 0 <= p_false < p_true <= 1: a report must carry some signal")
-    if n == 0:
-        return None
-
-    slope = p_true - p_false  # how much λ moves per unit of π
-    p0, p1 = p_false, p_true
-
-    def to_share(rate: float) -> float:
-        return (rate - p0) / slope
-
-    rate = count / n
-    unclipped = to_share(rate)
-    std_error = math.sqrt(rate * (1 - rate) / n) / slope
-
-    # Never a zero-width interval pretending certainty (DESIGN.md). A reported rate below
-    # p0 = P(report | not in the category) is more "no"-looking than even π = 0 produces
-    # on average: chance, not proof that the share is 0. Clipping its interval can leave
-    # [0, 0] (mapped interval wholly below 0) or a sliver like [0, 0.01]. Instead the
-    # upper bound is computed as if λ̂ sat on the feasible boundary, λ̂ = p0, the rate
-    # π = 0 produces on average (same n, same method). That bound u lies above 0 for any
-    # n >= 1 (an interval holds its own λ̂ strictly inside), and since λ's upper bound
-    # grows with λ̂, every λ̂ < p0 reports the same [0, u], no narrower than what a
-    # typical draw at π = 0 gives: a more extreme draw never buys a more confident
-    # answer, and the reported bounds stay monotone in the count. Only widening, so
-    # coverage cannot fall. The case λ̂ > p1 is the mirror image.
-    if rate < p0:
-        low, high = 0.0, to_share(_rate_interval(p0, n, confidence, method)[1])
-    elif rate > p1:
-        low, high = to_share(_rate_interval(p1, n, confidence, method)[0]), 1.0
-    else:
-        rate_low, rate_high = _rate_interval(rate, n, confidence, method)
-        low, high = to_share(rate_low), to_share(rate_high)
-    low, high = max(low, 0.0), min(high, 1.0)
-    if not low < high:
-        # Only reachable when λ's interval is narrower than float resolution (an
-        # astronomical n); keep the promise of a positive width all the same.
-        if high < 1:
-            high = math.nextafter(low, 1.0)
-        else:
-            low = math.nextafter(high, 0.0)
-
-    return Estimate(
-        point=min(max(unclipped, 0.0), 1.0),  # clipped: the MLE lies in [0, 1]
-        unclipped=unclipped,
-        std_error=std_error,
-        low=low,
-        high=high,
-        confidence=confidence,
-        method=method,
-    )
+    return count, n
 
 
 def _rate_interval(rate: float, n: int, confidence: float, method: str) -> tuple[float, float]:

@@ -1,13 +1,24 @@
-"""How many respondents a survey needs for a given precision, and what ε a given n allows."""
+"""How many respondents a survey needs for a given precision, and what ε a given n allows.
+
+"Precision" is the half-width of the interval the dashboard will actually show, in the
+worst case over the truth, computed exactly: Clopper–Pearson for shares
+(``estimate.widest_half_width``), the exact binomial interval for Duchi's bits and the t
+interval for discrete Laplace and plain numbers (``means.widest_mean_half_width``). The
+normal approximation is only the starting guess: it promised ±5 points to 1,537 fair-coin
+respondents, whose Clopper–Pearson interval reaches ±5.06.
+"""
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from fractions import Fraction
 from statistics import NormalDist
 
 from .choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding, PlainChoice
+from .estimate import widest_half_width
+from .means import widest_mean_half_width
 from .mechanism import FAIR_COINS, Mechanism, TwoCoinDesign
 from .number import DiscreteLaplace, DuchiBinary, PlainNumber
 
@@ -20,7 +31,12 @@ MIN_EPSILON = Fraction(1, 100)
 MAX_EPSILON = Fraction(10)
 _EPSILON_STEP = Fraction(1, 1000)
 NUMERIC_MECHANISMS = (DiscreteLaplace, DuchiBinary, PlainNumber)
-PROPORTION_MECHANISMS = (GeneralizedRandomizedResponse, OptimizedUnaryEncoding, PlainChoice)
+PROPORTION_MECHANISMS = (
+    TwoCoinDesign,
+    GeneralizedRandomizedResponse,
+    OptimizedUnaryEncoding,
+    PlainChoice,
+)
 
 
 def required_sample_size(
@@ -30,26 +46,51 @@ def required_sample_size(
     *,
     design: TwoCoinDesign | None = None,
 ) -> int:
-    """Respondents needed so the interval is at most ±``half_width`` whatever the truth.
+    """The fewest respondents whose interval is at most ±``half_width`` whatever the truth.
 
-    Proportions (yes/no, each option of a choice): the normal approximation in the worst
-    case, a reported rate of 1/2, so the standard error of the estimate is at most
-    1/(2 (p_true - p_false) √n), hence n = ⌈z² / (4 h² (p_true - p_false)²)⌉ with h a share.
-
-    Numbers: n = ⌈z²·V / h²⌉ with V the mechanism's ``worst_case_variance`` of one unbiased
-    report and h in the answer's units.
+    ``half_width`` is a share for proportions (yes/no, each option of a choice) and in
+    the answer's units for numbers. The answer is exact for the dashboard's interval
+    (``worst_case_half_width``): the search starts at the normal approximation,
+    n ≈ z²/(4h²(p_true - p_false)²) for shares and z²·V/h² for numbers (V the
+    mechanism's ``worst_case_variance``), and moves to the smallest n that meets the
+    target; the half-width only shrinks as n grows, so every larger n meets it too.
 
     This is where privacy is paid for. Randomizing shrinks the signal by the factor
     p_true - p_false (t for the two coins), so n grows by its inverse square over asking
-    directly: fair coins (ε = ln 3, t = 1/2) need 4 times the respondents of a direct
-    question for the same precision, and stronger privacy (smaller ε, t ≈ ε/2) costs
-    roughly 4/ε² times. ``design`` is the former name of ``mechanism``.
+    directly: fair coins (ε = ln 3, t = 1/2) need about 4 times the respondents of a
+    direct question for the same precision, and stronger privacy (smaller ε, t ≈ ε/2)
+    costs roughly 4/ε² times. ``design`` is the former name of ``mechanism``.
     """
     if design is not None:
         mechanism = design
+    _check_target(half_width, confidence, mechanism)
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    if isinstance(mechanism, PROPORTION_MECHANISMS):
+        variance = 1 / (4 * (mechanism.p_true - mechanism.p_false) ** 2)  # at λ = 1/2
+    else:
+        assert isinstance(mechanism, NUMERIC_MECHANISMS)  # _check_target refused the rest
+        variance = mechanism.worst_case_variance
+    return _smallest_sufficient(
+        lambda n: worst_case_half_width(mechanism, n, confidence) <= half_width,
+        math.ceil(z * z * variance / half_width**2),
+    )
+
+
+def worst_case_half_width(mechanism: Mechanism, n: int, confidence: float = 0.95) -> float:
+    """The half-width of the widest interval the dashboard shows from n respondents
+    under ``mechanism``, over every truth: a share, or the answer's units for numbers."""
+    if isinstance(mechanism, PROPORTION_MECHANISMS):
+        return widest_half_width(n, mechanism.p_true, mechanism.p_false, confidence)
+    if isinstance(mechanism, NUMERIC_MECHANISMS):
+        return widest_mean_half_width(mechanism, n, confidence)
+    raise ValueError(f"no interval rule for {mechanism!r}")
+
+
+def _check_target(half_width: float, confidence: float, mechanism: Mechanism) -> None:
+    """Refuse a confidence outside (0, 1), a mechanism without a rule, and a half-width
+    beyond the range or below ``MIN_HALF_WIDTH`` of it."""
     if not 0 < confidence < 1:
         raise ValueError("confidence must lie strictly between 0 and 1")
-    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
     if isinstance(mechanism, NUMERIC_MECHANISMS):
         span = mechanism.max - mechanism.min
         if not MIN_HALF_WIDTH * span <= half_width <= span:
@@ -57,17 +98,30 @@ def required_sample_size(
                 f"half_width must lie in [{MIN_HALF_WIDTH} × (max - min), max - min] "
                 f"= [{MIN_HALF_WIDTH * span:g}, {span}]"
             )
-        # At least 2: a t-interval needs a sample variance.
-        return max(math.ceil(z * z * mechanism.worst_case_variance / half_width**2), 2)
+        return
+    if not isinstance(mechanism, PROPORTION_MECHANISMS):
+        raise ValueError(f"no sample-size rule for {mechanism!r}")
     if not MIN_HALF_WIDTH <= half_width <= 1:
         raise ValueError(f"half_width must lie in [{MIN_HALF_WIDTH}, 1]")
-    if isinstance(mechanism, TwoCoinDesign):
-        slope = float(mechanism.truth_probability)  # exactly p_true - p_false
-    elif isinstance(mechanism, PROPORTION_MECHANISMS):
-        slope = mechanism.p_true - mechanism.p_false
+
+
+def _smallest_sufficient(meets: Callable[[int], bool], guess: int) -> int:
+    """The smallest n ≥ 1 with ``meets(n)``, where ``meets`` is false below some n and
+    true from there on. From a close guess: steps doubling away from it until the answer
+    is bracketed, then bisection: a few dozen evaluations even at billions."""
+    low, high, step = max(guess, 1) - 1, max(guess, 1), 1
+    if meets(high):
+        while low >= 1 and meets(low):
+            high, step = low, 2 * step
+            low = high - step
+        low = max(low, 0)  # no respondents: never enough
     else:
-        raise ValueError(f"no sample-size rule for {mechanism!r}")
-    return math.ceil(z * z / (4 * (half_width * slope) ** 2))
+        low, high = high, high + step
+        while not meets(high):
+            low, step = high, 2 * step
+            high = low + step
+    # Not enough at low (or low = 0), enough at high: the answer lies in (low, high].
+    return low + 1 + bisect.bisect_left(range(low + 1, high), True, key=meets)
 
 
 def epsilon_for_sample_size(
@@ -95,7 +149,7 @@ def epsilon_for_sample_size(
         return make(thousandths * _EPSILON_STEP)
 
     def enough(thousandths: int) -> bool:
-        return required_sample_size(half_width, confidence, build(thousandths)) <= n
+        return worst_case_half_width(build(thousandths), n, confidence) <= half_width
 
     def smallest_enough(low: int, high: int) -> int | None:
         """Bisection on [low, high], where one mechanism's required n only falls."""
@@ -113,6 +167,7 @@ def epsilon_for_sample_size(
 
     low = int(MIN_EPSILON / _EPSILON_STEP)
     high = int(MAX_EPSILON / _EPSILON_STEP)
+    _check_target(half_width, confidence, build(low))
     first_name, last_name = build(low).name, build(high).name
     if first_name == last_name:
         found = smallest_enough(low, high)
