@@ -302,12 +302,15 @@ def section(results: list[dict[str, Any]], started: str) -> str:
     return "\n".join(lines)
 
 
-def write_section(markdown: Path, text: str) -> None:
-    """Replace this script's section of ``markdown`` (or add it at the end)."""
+def write_section(
+    markdown: Path, text: str, start: str = MARKER_START, end: str = MARKER_END
+) -> None:
+    """Replace a script's section of ``markdown``, between its markers ``start`` and
+    ``end`` (this script's by default), or add it at the end."""
     old = markdown.read_text() if markdown.exists() else ""
-    if MARKER_START in old and MARKER_END in old:
-        head, _, rest = old.partition(MARKER_START)
-        _, _, tail = rest.partition(MARKER_END)
+    if start in old and end in old:
+        head, _, rest = old.partition(start)
+        _, _, tail = rest.partition(end)
         new = head + text.rstrip("\n") + tail
     else:
         new = old.rstrip("\n") + "\n\n" + text
