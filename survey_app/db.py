@@ -324,6 +324,62 @@ def _count_snapshots(db: sqlite_utils.Database) -> None:
     )
 
 
+def _count_snapshot_uses_and_leases(db: sqlite_utils.Database) -> None:
+    """At most a few snapshots per survey, one key order each; one cold count at a time.
+
+    Snapshots are now kept under their questions' keys sorted (any order of the same
+    questions shares one), so the old ones, stored in whatever order a page asked, are
+    dropped: they only repeat what the responses hold, and the next request counts again.
+    ``last_use`` numbers a survey's snapshots by their last write or read, so the least
+    recently used goes first when a survey has too many. A ``count_leases`` row is the
+    right to count a survey's responses from scratch, taken by one request at a time in
+    any worker, until ``expires_at`` (seconds since the epoch) if its worker dies.
+    """
+    db.executescript(
+        """
+        DELETE FROM count_snapshots;
+        ALTER TABLE count_snapshots ADD COLUMN last_use INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE count_leases (
+            survey_id INTEGER PRIMARY KEY REFERENCES surveys(id),
+            holder TEXT NOT NULL,       -- a random token of the request counting
+            expires_at REAL NOT NULL
+        );
+        """
+    )
+
+
+def _budget_changes_and_exact_estimates(db: sqlite_utils.Database) -> None:
+    """Every change of a central budget, with its time, for the public page; and the
+    estimates earlier releases published under the name ``estimates`` renamed for what
+    they were, ``exact-estimates`` (computed from exact counts), now that ``estimates``
+    are computed from noisy ones.
+    """
+    db.executescript(
+        """
+        CREATE TABLE budget_changes (
+            id INTEGER PRIMARY KEY,
+            survey_id INTEGER NOT NULL REFERENCES surveys(id),
+            changed_at TEXT NOT NULL,  -- UTC, ISO 8601, seconds
+            budget TEXT NOT NULL,      -- exact decimal: the budget from then on
+            previous TEXT,             -- exact decimal before; NULL for the first budget
+            releases_before INTEGER NOT NULL  -- the survey's releases until then: the order
+        );
+        CREATE INDEX budget_changes_by_survey ON budget_changes (survey_id, id);
+        """
+    )
+    for release_id, stored in db.execute("SELECT id, snapshot FROM releases").fetchall():
+        snapshot = json.loads(stored)
+        exact = [f for f in snapshot["figures"] if f["kind"] == "estimates"]
+        for figure in exact:
+            figure["id"] = figure["kind"] = "exact-estimates"
+        snapshot["exact_figures"] = [f["id"] for f in exact]
+        db.execute(
+            "UPDATE releases SET snapshot = ?, what = replace(what, 'sensitive estimates', "
+            "'exact sensitive estimates') WHERE id = ?",
+            [json.dumps(snapshot, sort_keys=True), release_id],
+        )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -333,6 +389,8 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _languages_and_sources,
     _central_releases,
     _count_snapshots,
+    _count_snapshot_uses_and_leases,
+    _budget_changes_and_exact_estimates,
 )
 
 

@@ -9,8 +9,11 @@ from flask.cli import with_appcontext
 
 from .db import get_db
 from .releases import (
+    ESTIMATES,
+    EXACT_ESTIMATES,
     MAX_BUDGET,
     CentralLedger,
+    LedgerEntry,
     ReleaseError,
     decimal_text,
     default_figures,
@@ -36,7 +39,10 @@ def public_address(slug: str) -> str:
 
 def _summary(ledger: CentralLedger) -> str:
     if ledger.budget is None:
-        return f"no central budget (spent {decimal_text(ledger.spent)}; only free figures)"
+        return (
+            f"no central budget (spent {decimal_text(ledger.spent)}; "
+            "only the estimates from exact counts)"
+        )
     remaining = ledger.budget - ledger.spent
     return (
         f"central budget ε = {decimal_text(ledger.budget)}, spent {decimal_text(ledger.spent)}, "
@@ -44,7 +50,8 @@ def _summary(ledger: CentralLedger) -> str:
     )
 
 
-@click.command("budget")
+# "-1" is an ε to refuse in words, not an unknown option.
+@click.command("budget", context_settings={"ignore_unknown_options": True})
 @click.argument("slug")
 @click.argument("epsilon")
 @with_appcontext
@@ -69,23 +76,32 @@ def budget_command(slug: str, epsilon: str) -> None:
     "--figure",
     "figures",
     multiple=True,
-    help="A figure instead of the default: estimates, histogram:KEY, groups:KEY:BY or "
-    "mode:KEY (repeat for several).",
+    help="A figure instead of the default: estimates, exact-estimates, histogram:KEY, "
+    "groups:KEY:BY or mode:KEY (repeat for several).",
+)
+@click.option(
+    "--exact-estimates",
+    "exact",
+    is_flag=True,
+    help="Estimates from exact counts instead of noisy ones: free, but they reveal exactly "
+    "how many answered each question, and the public page says they are not covered.",
 )
 @with_appcontext
-def publish_command(slug: str, epsilon: str | None, figures: tuple[str, ...]) -> None:
+def publish_command(slug: str, epsilon: str | None, figures: tuple[str, ...], exact: bool) -> None:
     """Publish survey SLUG's results on its public page and print the page's address.
 
-    By default the page shows every sensitive question's estimate (free: computed from
-    the randomized reports alone) and the histogram of every plain choice question (noisy,
-    each costing an equal share of --epsilon). Publishing the same data with the same
-    figures and ε again costs nothing and shows the same numbers.
+    By default the page shows every sensitive question's estimate and the histogram of
+    every plain choice question, all from noisy counts, each figure costing an equal
+    share of --epsilon. Every release costs its ε, even on unchanged data.
     """
     survey = _survey_or_fail(slug)
     db = get_db()
+    chosen = list(figures) or default_figures(survey)
+    if exact:
+        chosen = [f for f in chosen if f != ESTIMATES] + [EXACT_ESTIMATES]
     try:
         requested = None if epsilon is None else parse_epsilon(epsilon)
-        published = publish(db, survey, list(figures) or default_figures(survey), requested)
+        published = publish(db, survey, chosen, requested)
     except ReleaseError as err:
         raise click.ClickException(str(err)) from err
     snapshot = published.snapshot
@@ -96,12 +112,12 @@ def publish_command(slug: str, epsilon: str | None, figures: tuple[str, ...]) ->
             f"ε = {decimal_text(published.epsilon)}: {snapshot['figure_epsilon']} for each of "
             f"{noisy} noisy figure{'s' if noisy > 1 else ''}."
         )
-    else:
-        click.echo("Only free figures: ε = 0.")
-    if published.republished:
-        click.echo("The same data, figures and ε as before: the stored figures again, cost 0.")
-    else:
-        click.echo(f"Cost: {decimal_text(published.cost)}.")
+    if snapshot["exact_figures"]:
+        click.echo(
+            "Estimates from exact counts: ε = 0, but they reveal how many answered each "
+            "question; the public page says they are not covered."
+        )
+    click.echo(f"Cost: {decimal_text(published.cost)}.")
     click.echo(f"{slug}: {_summary(read_ledger(db, survey))}.")
     click.echo(public_address(slug))
 
@@ -110,16 +126,21 @@ def publish_command(slug: str, epsilon: str | None, figures: tuple[str, ...]) ->
 @click.argument("slug")
 @with_appcontext
 def releases_command(slug: str) -> None:
-    """Print survey SLUG's central budget, what is spent and left, and every release."""
+    """Print survey SLUG's central budget, what is spent and left, every release and
+    every change of the budget, oldest first."""
     ledger = read_ledger(get_db(), _survey_or_fail(slug))
     click.echo(f"{slug}: {_summary(ledger)}.")
     if not ledger.entries:
         click.echo("No releases yet.")
-    for entry in ledger.entries:
-        click.echo(
-            f"{entry.id}  {entry.released_at}  ε = {decimal_text(entry.epsilon)}  "
-            f"cost {decimal_text(entry.cost)}  {entry.what}"
-        )
+    for event in ledger.history:
+        if isinstance(event, LedgerEntry):
+            click.echo(
+                f"{event.id}  {event.released_at}  ε = {decimal_text(event.epsilon)}  "
+                f"cost {decimal_text(event.cost)}  {event.what}"
+            )
+        else:
+            was = "none" if event.previous is None else decimal_text(event.previous)
+            click.echo(f"-  {event.at}  budget ε = {decimal_text(event.budget)} (was {was})")
 
 
 COMMANDS = (budget_command, publish_command, releases_command)

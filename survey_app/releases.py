@@ -2,19 +2,23 @@
 
 A release is a frozen snapshot of figures chosen by a survey's owner, computed once at
 publishing and stored; the public page (``public.py``) shows the stored numbers again and
-never draws fresh noise. Figures come in two kinds:
+never draws fresh noise. The page promises central differential privacy under adding or
+removing one person, so every figure depends on who took part only through noisy counts
+(``privacy.central``):
 
-- *free*: the sensitive questions' estimates, computed from the randomized reports alone
-  (post-processing of what the coins already protect): ε = 0;
-- *noisy*: anything that counts plain answers (``privacy.central``): a plain question's
-  histogram (Δ = 1), a sensitive yes/no question by the groups of a plain covariate
-  (Δ = 2, groups shown on their noisy sizes), the most common answer of a plain question
-  by Report Noisy Max (Δ = 1, only the winner).
+- the sensitive questions' estimates, from each question's noisy (n, report counts): the
+  coins hide how a person answered, not *that* they answered, and an interval's width
+  gives n away (``release_sensitive_estimates``);
+- a plain question's histogram (Δ = 1), a sensitive yes/no question by the groups of a
+  plain covariate (Δ = 2, groups shown on their noisy sizes), the most common answer of a
+  plain question by Report Noisy Max (Δ = 1, only the winner).
 
 The release's ε is split equally among its noisy figures, ε/k each: by basic composition
 the k figures together are ε-DP, and that ε is charged to the survey's central budget.
-Publishing the same snapshot again (the same data fingerprint, choices and ε) costs 0 and
-re-shows the stored figures: fresh noise on the same data would be a new release.
+Every release costs its ε, even on unchanged data: re-showing old figures when nothing
+changed would publish *that* nothing changed. The one exception to the promise is the
+owner's explicit choice of the estimates from exact counts (``exact-estimates``): free in
+ε, recorded in the snapshot, and named on the public page as not covered.
 
 Every count goes through ``crosstabs.joint_counts``. The ledger is read, charged and
 written in one write transaction, so two owners publishing at once cannot overspend.
@@ -30,14 +34,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import sqlite_utils
 
+from .answers import from_stored
 from .crosstabs import joint_counts
 from .db import write_transaction
 from .estimates import survey_estimates
-from .privacy import SECURE, RandomSource
+from .privacy import SECURE, Estimate, MeanEstimate, RandomSource
 from .privacy.central import (
     SENSITIVITY,
     BudgetExceededError,
@@ -48,13 +53,16 @@ from .privacy.central import (
     noise_gamma,
     noisy_counts,
     release_group_estimates,
+    release_sensitive_estimates,
     report_noisy_max,
+    tally_reports,
 )
 from .privacy.groups import MIN_GROUP_SIZE, GroupCount
 from .privacy.mechanism import ProportionMechanism
 from .surveys import Question, Survey
 
 ESTIMATES = "estimates"
+EXACT_ESTIMATES = "exact-estimates"
 # A budget or a release's ε: a plain decimal, at most 3 places, up to these. Beyond ε = 10
 # a count's noise is mostly below one: nothing a public page should call private.
 EPSILON_PATTERN = re.compile(r"\d{1,3}(\.\d{1,3})?")
@@ -70,7 +78,8 @@ class ReleaseError(ValueError):
 class UnknownFigureError(ReleaseError):
     def __init__(self, figure: str) -> None:
         super().__init__(
-            f"no figure {figure!r}: use estimates, histogram:KEY, groups:KEY:BY, mode:KEY"
+            f"no figure {figure!r}: use estimates, exact-estimates, histogram:KEY, "
+            "groups:KEY:BY, mode:KEY"
         )
         self.figure = figure
 
@@ -94,6 +103,14 @@ class NotSensitiveYesNoError(ReleaseError):
     def __init__(self, key: str) -> None:
         super().__init__(f"{key!r} is not a sensitive yes/no question")
         self.key = key
+
+
+class BothEstimatesError(ReleaseError):
+    """The estimates from noisy and from exact counts at once: the exact ones give away
+    what the noise hides, and the noisy ones would only spend ε for nothing."""
+
+    def __init__(self) -> None:
+        super().__init__("choose estimates or exact-estimates, not both")
 
 
 class NothingChosenError(ReleaseError):
@@ -146,13 +163,14 @@ class FigureChoice:
     """One figure the owner may tick: its id, kind and the questions it is about."""
 
     id: str
-    kind: str  # estimates | histogram | groups | mode
+    kind: str  # estimates | exact-estimates | histogram | groups | mode
     question: Question | None = None
     covariate: Question | None = None
 
     @property
     def free(self) -> bool:
-        return self.kind == ESTIMATES
+        """Computed from exact counts, costing no ε and outside the central guarantee."""
+        return self.kind == EXACT_ESTIMATES
 
 
 @dataclass(frozen=True)
@@ -166,14 +184,40 @@ class LedgerEntry:
     epsilon: Fraction
     cost: Fraction
     figures: tuple[FigureChoice, ...] = ()
+    kind: ClassVar[str] = "release"
+
+    @property
+    def at(self) -> str:
+        return self.released_at
+
+    @property
+    def exact(self) -> bool:
+        """Whether it showed figures from exact counts, which the central ε does not cover."""
+        return any(figure.free for figure in self.figures)
+
+
+@dataclass(frozen=True)
+class BudgetChange:
+    """The owner set the central budget to ``budget`` at ``at`` (``previous``: None if it
+    was the first), after the survey's first ``releases_before`` releases. Public pages
+    list every change: a budget raised after the fact is no cap a reader can count on, so
+    they see each raise."""
+
+    at: str
+    budget: Fraction
+    previous: Fraction | None
+    releases_before: int
+    kind: ClassVar[str] = "budget"
 
 
 @dataclass(frozen=True)
 class CentralLedger:
-    """A survey's central budget (None: never set) and its releases, oldest first."""
+    """A survey's central budget (None: never set), its releases and its budget changes,
+    oldest first."""
 
     budget: Fraction | None
     entries: tuple[LedgerEntry, ...]
+    budget_changes: tuple[BudgetChange, ...] = ()
 
     @property
     def spent(self) -> Fraction:
@@ -183,16 +227,25 @@ class CentralLedger:
     def remaining(self) -> Fraction | None:
         return None if self.budget is None else self.budget - self.spent
 
+    @property
+    def history(self) -> tuple[LedgerEntry | BudgetChange, ...]:
+        """Releases and budget changes in the order they happened (times are to the
+        second, so each change says how many releases came before it)."""
+        events: list[LedgerEntry | BudgetChange] = []
+        for count, entry in enumerate((*self.entries, None)):
+            events += [c for c in self.budget_changes if c.releases_before == count]
+            if entry is not None:
+                events.append(entry)
+        return tuple(events)
+
 
 @dataclass(frozen=True)
 class Published:
-    """What ``publish`` stored: the release's row, what it cost, and whether its figures
-    are an earlier release's shown again (the same snapshot)."""
+    """What ``publish`` stored: the release's row, what it cost and its figures."""
 
     release_id: int
     epsilon: Fraction
     cost: Fraction
-    republished: bool
     snapshot: dict[str, Any]
 
 
@@ -238,7 +291,7 @@ def _sensitive_yes_no(question: Question) -> bool:
 def offered_figures(survey: Survey) -> list[FigureChoice]:
     """Every figure the survey can publish, in the order the publish page lists them."""
     plain = [q for q in survey.questions if _plain_choice(q)]
-    offered = [FigureChoice(ESTIMATES, ESTIMATES)]
+    offered = [FigureChoice(ESTIMATES, ESTIMATES), FigureChoice(EXACT_ESTIMATES, EXACT_ESTIMATES)]
     offered += [FigureChoice(f"histogram:{q.key}", "histogram", q) for q in plain]
     offered += [
         FigureChoice(f"groups:{q.key}:{c.key}", "groups", q, c)
@@ -252,7 +305,7 @@ def offered_figures(survey: Survey) -> list[FigureChoice]:
 
 def default_figures(survey: Survey) -> list[str]:
     """The command line's (and the publish page's preselected) figures: every sensitive
-    estimate, plus the histogram of every plain choice question."""
+    estimate from noisy counts, plus the histogram of every plain choice question."""
     return [f.id for f in offered_figures(survey) if f.kind in (ESTIMATES, "histogram")]
 
 
@@ -260,15 +313,15 @@ def figure_choice(survey: Survey, figure: str) -> FigureChoice:
     """The figure an id names, or the precise reason it cannot be published."""
     kind, _, rest = figure.partition(":")
     keys = rest.split(":") if rest else []
-    expected = {ESTIMATES: 0, "histogram": 1, "mode": 1, "groups": 2}
+    expected = {ESTIMATES: 0, EXACT_ESTIMATES: 0, "histogram": 1, "mode": 1, "groups": 2}
     if kind not in expected or len(keys) != expected[kind]:
         raise UnknownFigureError(figure)
     questions = {q.key: q for q in survey.questions}
     for key in keys:
         if key not in questions:
             raise UnknownQuestionError(key)
-    if kind == ESTIMATES:
-        return FigureChoice(ESTIMATES, ESTIMATES)
+    if kind in (ESTIMATES, EXACT_ESTIMATES):
+        return FigureChoice(kind, kind)
     if kind == "groups":
         question, covariate = questions[keys[0]], questions[keys[1]]
         if not _sensitive_yes_no(question):
@@ -283,10 +336,13 @@ def figure_choice(survey: Survey, figure: str) -> FigureChoice:
 
 
 def chosen_figures(survey: Survey, figures: Sequence[str]) -> list[FigureChoice]:
-    """The figures named, once each, in the page's order; refused if none or any unknown."""
+    """The figures named, once each, in the page's order; refused if none or any unknown,
+    or if both kinds of estimates are named."""
     named = {figure_choice(survey, figure).id for figure in figures}
     if not named:
         raise NothingChosenError()
+    if {ESTIMATES, EXACT_ESTIMATES} <= named:
+        raise BothEstimatesError()
     return [f for f in offered_figures(survey) if f.id in named]
 
 
@@ -307,6 +363,8 @@ def _describe(figure: FigureChoice) -> str:
         return f"{key} by {figure.covariate.key if figure.covariate else ''}"
     if figure.kind == "mode":
         return f"most common {key}"
+    if figure.kind == EXACT_ESTIMATES:
+        return "exact sensitive estimates"
     return "sensitive estimates"
 
 
@@ -314,8 +372,16 @@ def _describe(figure: FigureChoice) -> str:
 
 
 def central_ledger(db: sqlite_utils.Database, survey: Survey) -> CentralLedger:
-    """The survey's budget and every release charged against it."""
+    """The survey's budget, every release charged against it and every budget change."""
     row = db.execute("SELECT central_budget FROM surveys WHERE id = ?", [survey.id]).fetchone()
+    changes = tuple(
+        BudgetChange(r[0], Fraction(r[1]), None if r[2] is None else Fraction(r[2]), r[3])
+        for r in db.execute(
+            "SELECT changed_at, budget, previous, releases_before FROM budget_changes "
+            "WHERE survey_id = ? ORDER BY id",
+            [survey.id],
+        )
+    )
     entries = tuple(
         LedgerEntry(
             r[0],
@@ -331,22 +397,42 @@ def central_ledger(db: sqlite_utils.Database, survey: Survey) -> CentralLedger:
             [survey.id],
         )
     )
-    return CentralLedger(None if row[0] is None else Fraction(row[0]), entries)
+    return CentralLedger(None if row[0] is None else Fraction(row[0]), entries, changes)
 
 
-def set_budget(db: sqlite_utils.Database, survey: Survey, budget: Fraction) -> CentralLedger:
-    """Set the survey's central budget; it may not go below what releases already spent."""
+def set_budget(
+    db: sqlite_utils.Database,
+    survey: Survey,
+    budget: Fraction,
+    now: datetime.datetime | None = None,
+) -> CentralLedger:
+    """Set the survey's central budget; it may not go below what releases already spent.
+    A change is recorded with its time (``budget_changes``), for the public page."""
     if not 0 < budget <= MAX_BUDGET:
         raise EpsilonError(decimal_text(budget), MAX_BUDGET)
+    at = (now or datetime.datetime.now(datetime.UTC)).replace(microsecond=0)
     with write_transaction(db):
         ledger = central_ledger(db, survey)
         try:
             Ledger(ledger.budget or budget, _releases(db, survey)).with_budget(budget)
         except BudgetExceededError as err:
             raise OverBudgetError(budget, ledger, str(err)) from None
-        db.execute(
-            "UPDATE surveys SET central_budget = ? WHERE id = ?", [decimal_text(budget), survey.id]
-        )
+        if budget != ledger.budget:
+            db.execute(
+                "UPDATE surveys SET central_budget = ? WHERE id = ?",
+                [decimal_text(budget), survey.id],
+            )
+            db.execute(
+                "INSERT INTO budget_changes (survey_id, changed_at, budget, previous, "
+                "releases_before) VALUES (?, ?, ?, ?, ?)",
+                [
+                    survey.id,
+                    at.isoformat(),
+                    decimal_text(budget),
+                    None if ledger.budget is None else decimal_text(ledger.budget),
+                    len(ledger.entries),
+                ],
+            )
     return central_ledger(db, survey)
 
 
@@ -355,23 +441,20 @@ def _releases(db: sqlite_utils.Database, survey: Survey) -> tuple[Release, ...]:
         Release(
             what=r[0],
             epsilon=Fraction(r[1]),
-            data_fingerprint=r[2],
-            choices=r[3],
-            at=datetime.datetime.fromisoformat(r[4]),
-            cost=Fraction(r[5]),
+            at=datetime.datetime.fromisoformat(r[2]),
+            cost=Fraction(r[3]),
         )
         for r in db.execute(
-            "SELECT what, epsilon, data_fingerprint, choices, released_at, cost FROM releases "
-            "WHERE survey_id = ? ORDER BY id",
+            "SELECT what, epsilon, released_at, cost FROM releases WHERE survey_id = ? ORDER BY id",
             [survey.id],
         )
     )
 
 
 def data_fingerprint(db: sqlite_utils.Database, survey: Survey) -> str:
-    """Names the data a release was computed from: the response count and the newest
-    response's id. Responses are never changed or deleted once stored and ids only grow,
-    so the same pair means the same rows; one more response gives another fingerprint."""
+    """Names the data a release was computed from, for the record (it decides nothing):
+    the response count and the newest response's id. Responses are never changed or
+    deleted once stored and ids only grow, so the same pair means the same rows."""
     count, newest = db.execute(
         "SELECT count(*), coalesce(max(id), 0) FROM responses WHERE survey_id = ?", [survey.id]
     ).fetchone()
@@ -382,16 +465,10 @@ def choices_fingerprint(figures: Sequence[FigureChoice]) -> str:
     return fingerprint(sorted(f.id for f in figures))
 
 
-def release_cost(
-    db: sqlite_utils.Database, survey: Survey, figures: Sequence[FigureChoice], epsilon: Fraction
-) -> Fraction:
-    """What publishing these figures now would cost: 0 for free figures only or for the
-    same snapshot again, else ε. (The confirmation page shows it; ``publish`` decides.)"""
-    if noisy_figure_count(figures) == 0:
-        return Fraction(0)
-    ledger = Ledger(Fraction(1), _releases(db, survey))
-    earlier = ledger.previous(data_fingerprint(db, survey), choices_fingerprint(figures), epsilon)
-    return Fraction(0) if earlier is not None else epsilon
+def release_cost(figures: Sequence[FigureChoice], epsilon: Fraction) -> Fraction:
+    """What publishing these figures costs: ε, or 0 for the exact estimates alone. It
+    never depends on the data (see ``Ledger``)."""
+    return epsilon if noisy_figure_count(figures) else Fraction(0)
 
 
 # --- publishing ---------------------------------------------------------------------------
@@ -409,8 +486,11 @@ def publish(
     write transaction: either all of it is stored or nothing is.
 
     ``epsilon`` is the whole release's, split equally among its noisy figures; it is
-    ignored (the release costs 0) when only free figures are chosen. ``source`` is the
-    OS's secure source in production; tests inject a seeded one.
+    ignored (the release costs 0) when only the exact estimates are chosen. ``source`` is
+    the OS's secure source in production; tests inject a seeded one. Nothing here
+    decides on the data, not even whether there are responses: a noisy release of none
+    is noise, and a refusal would tell that nobody has answered yet. Only the exact
+    estimates, which tell that anyway, are refused without responses.
     """
     chosen = chosen_figures(survey, figures)
     noisy = noisy_figure_count(chosen)
@@ -418,26 +498,19 @@ def publish(
         epsilon = Fraction(0)
     elif epsilon is None or not 0 < epsilon <= MAX_RELEASE_EPSILON:
         raise EpsilonError(None if epsilon is None else decimal_text(epsilon), MAX_RELEASE_EPSILON)
-    keys = _count_keys(chosen)
+    keys = _count_keys(survey, chosen)
     for key_set in keys:
         joint_counts(db, survey, key_set)  # outside the lock: the first scan can be long
     at = (now or datetime.datetime.now(datetime.UTC)).replace(microsecond=0)
     with write_transaction(db):
         # Under the write lock no response arrives: the fingerprint, the counts and the
         # tallies below describe the same rows.
-        if not _response_count(db, survey):
+        if any(f.free for f in chosen) and not _response_count(db, survey):
             raise NoResponsesError(survey.slug)
-        data = data_fingerprint(db, survey)
-        choices = choices_fingerprint(chosen)
         what = describe_figures(chosen)
-        earlier = _earlier_snapshot(db, survey, data, choices, epsilon)
-        cost = Fraction(0) if earlier is not None else epsilon
-        if cost > 0:
-            _charge(db, survey, what, epsilon, data, choices, at)
-        if earlier is not None:
-            snapshot = earlier
-        else:
-            snapshot = _snapshot(db, survey, chosen, epsilon, noisy, at, source)
+        if epsilon > 0:
+            _charge(db, survey, what, epsilon, at)
+        snapshot = _snapshot(db, survey, chosen, epsilon, noisy, at, source)
         cursor = db.execute(
             "INSERT INTO releases (survey_id, released_at, what, epsilon, cost, "
             "data_fingerprint, choices, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -446,13 +519,13 @@ def publish(
                 at.isoformat(),
                 what,
                 decimal_text(epsilon),
-                decimal_text(cost),
-                data,
-                choices,
+                decimal_text(epsilon),
+                data_fingerprint(db, survey),
+                choices_fingerprint(chosen),
                 json.dumps(snapshot, sort_keys=True),
             ],
         )
-    return Published(int(cursor.lastrowid or 0), epsilon, cost, earlier is not None, snapshot)
+    return Published(int(cursor.lastrowid or 0), epsilon, epsilon, snapshot)
 
 
 def _response_count(db: sqlite_utils.Database, survey: Survey) -> int:
@@ -460,29 +533,16 @@ def _response_count(db: sqlite_utils.Database, survey: Survey) -> int:
     return int(row[0])
 
 
-def _count_keys(figures: Sequence[FigureChoice]) -> list[tuple[str, ...]]:
+def _count_keys(survey: Survey, figures: Sequence[FigureChoice]) -> list[tuple[str, ...]]:
     keys: list[tuple[str, ...]] = []
     for f in figures:
-        if f.kind in ("histogram", "mode") and f.question is not None:
+        if f.kind == ESTIMATES:
+            keys += [(q.key,) for q in survey.questions if q.sensitive]
+        elif f.kind in ("histogram", "mode") and f.question is not None:
             keys.append((f.question.key,))
         elif f.kind == "groups" and f.question is not None and f.covariate is not None:
             keys.append((f.covariate.key, f.question.key))
     return keys
-
-
-def _earlier_snapshot(
-    db: sqlite_utils.Database, survey: Survey, data: str, choices: str, epsilon: Fraction
-) -> dict[str, Any] | None:
-    """The stored figures of the first release of this same snapshot, if there was one."""
-    for row in db.execute(
-        "SELECT epsilon, snapshot FROM releases WHERE survey_id = ? AND data_fingerprint = ? "
-        "AND choices = ? ORDER BY id",
-        [survey.id, data, choices],
-    ):
-        if Fraction(row[0]) == epsilon:
-            stored: dict[str, Any] = json.loads(row[1])
-            return stored
-    return None
 
 
 def _charge(
@@ -490,8 +550,6 @@ def _charge(
     survey: Survey,
     what: str,
     epsilon: Fraction,
-    data: str,
-    choices: str,
     at: datetime.datetime,
 ) -> None:
     """Refuse, before anything is written, a release the budget cannot pay for."""
@@ -499,7 +557,7 @@ def _charge(
     if ledger.budget is None:
         raise NoBudgetError(survey.slug)
     try:
-        Ledger(ledger.budget, _releases(db, survey)).charge(what, epsilon, data, choices, at)
+        Ledger(ledger.budget, _releases(db, survey)).charge(what, epsilon, at)
     except BudgetExceededError as err:
         raise OverBudgetError(epsilon, ledger, str(err)) from None
 
@@ -521,6 +579,7 @@ def _snapshot(
         "noisy_figures": noisy,
         "figure_epsilon": decimal_text(share),
         "confidence": CONFIDENCE,
+        "exact_figures": [f.id for f in figures if f.free],
         "figures": [_figure(db, survey, f, share, source) for f in figures],
     }
 
@@ -532,8 +591,10 @@ def _figure(
     share: Fraction,
     source: RandomSource,
 ) -> dict[str, Any]:
+    if figure.kind == EXACT_ESTIMATES:
+        return _exact_estimates_figure(db, survey)
     if figure.kind == ESTIMATES:
-        return _estimates_figure(db, survey)
+        return _estimates_figure(db, survey, share, source)
     question = figure.question
     assert question is not None
     noisy = {
@@ -632,47 +693,100 @@ def _groups_figure(
     }
 
 
-def _estimates_figure(db: sqlite_utils.Database, survey: Survey) -> dict[str, Any]:
-    """The sensitive questions' estimates, from the randomized reports alone (free).
+def _estimates_figure(
+    db: sqlite_utils.Database, survey: Survey, share: Fraction, source: RandomSource
+) -> dict[str, Any]:
+    """The sensitive questions' estimates from noisy counts, the figure's ε split equally
+    among them (``release_sensitive_estimates`` states the accounting).
 
-    Plain questions are left out: their "estimates" would be exact counts of plain
-    answers, which only noisy figures may release.
+    Only noisy values and what is computed from them alone go in: no exact n, no exact
+    count, no interval whose width follows the exact n. Plain questions are left out:
+    their histograms are figures of their own.
+    """
+    questions = [q for q in survey.questions if q.sensitive]
+    released = release_sensitive_estimates(
+        [(q.mechanism, tally_reports(q.mechanism, _reports(db, survey, q))) for q in questions],
+        share,
+        CONFIDENCE,
+        source,
+    )
+    return {
+        "id": ESTIMATES,
+        "kind": ESTIMATES,
+        "epsilon": decimal_text(share),
+        "epsilon_value": float(share),
+        "questions": [
+            _question_fields(question)
+            | {
+                "epsilon": decimal_text(noisy.epsilon),
+                "count_gamma": str(noisy.count_gamma),
+                "report_gamma": str(noisy.report_gamma),
+                "report_sensitivity": noisy.report_sensitivity,
+                "count_weight": noisy.count_weight,
+                "noisy_n": noisy.noisy_n,
+                "noisy_reports": list(noisy.noisy_reports),
+                "n_accuracy": noisy.n_accuracy,
+                "report_accuracy": noisy.report_accuracy,
+                "rows": _rows(question, noisy.estimates),
+            }
+            for question, noisy in zip(questions, released, strict=True)
+        ],
+    }
+
+
+def _reports(db: sqlite_utils.Database, survey: Survey, question: Question) -> dict[Any, int]:
+    """How many times each report to a question was stored (skips left out)."""
+    counts = joint_counts(db, survey, [question.key])
+    return {
+        from_stored(question, stored): times
+        for (stored,), times in counts.items()
+        if stored is not None
+    }
+
+
+def _exact_estimates_figure(db: sqlite_utils.Database, survey: Survey) -> dict[str, Any]:
+    """The sensitive questions' estimates from the exact counts, as on the dashboard.
+
+    Free in ε, but not private about who took part: each interval's width, and any two
+    releases' difference, give the exact number of answers away. Published only when the
+    owner chooses it; the public page says so. Plain questions are left out.
     """
     questions = []
     for item in survey_estimates(db, survey, CONFIDENCE):
-        if not item.question.sensitive:
-            continue
-        rows: list[dict[str, Any]] = []
-        if item.mean is not None:
-            rows.append(
-                {
-                    "label": None,
-                    "point": item.mean.point,
-                    "low": item.mean.low,
-                    "high": item.mean.high,
-                }
+        if item.question.sensitive:
+            if item.question.type == "number":
+                estimates: list[Estimate | MeanEstimate | None] = [item.mean]
+            else:
+                estimates = [category.estimate for category in item.categories]
+            questions.append(
+                _question_fields(item.question) | {"rows": _rows(item.question, estimates)}
             )
-        for category in item.categories:
-            if category.estimate is not None:
-                rows.append(
-                    {
-                        "label": None if item.question.type == "yes_no" else category.category,
-                        "point": category.estimate.point,
-                        "low": category.estimate.low,
-                        "high": category.estimate.high,
-                    }
-                )
-        questions.append(
-            {
-                "question": item.question.key,
-                "text": item.question.text,
-                "type": item.question.type,
-                "min": item.question.min,
-                "max": item.question.max,
-                "rows": rows,
-            }
-        )
-    return {"id": ESTIMATES, "kind": ESTIMATES, "epsilon": "0", "questions": questions}
+    return {"id": EXACT_ESTIMATES, "kind": EXACT_ESTIMATES, "epsilon": "0", "questions": questions}
+
+
+def _question_fields(question: Question) -> dict[str, Any]:
+    return {
+        "question": question.key,
+        "text": question.text,
+        "type": question.type,
+        "min": question.min,
+        "max": question.max,
+    }
+
+
+def _rows(
+    question: Question, estimates: Sequence[Estimate | MeanEstimate | None]
+) -> list[dict[str, Any]]:
+    """One row per option of a choice, one for a yes/no share or a mean; none without an
+    estimate (no answers, or too few by the noisy count)."""
+    labels: Sequence[str | None] = question.options if question.type == "choice" else [None]
+    if not estimates:
+        return []
+    return [
+        {"label": label, "point": e.point, "low": e.low, "high": e.high}
+        for label, e in zip(labels, estimates, strict=True)
+        if e is not None
+    ]
 
 
 def latest_snapshot(db: sqlite_utils.Database, slug: str) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ import math
 import random
 from datetime import datetime
 from fractions import Fraction
+from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
@@ -228,6 +229,30 @@ def test_noisy_group_intervals_cover_at_their_nominal_rate() -> None:
     assert within_five_se(covered, replicates, 0.95), covered / replicates
 
 
+def test_the_group_interval_adds_the_noise_variance_to_the_score_test() -> None:
+    """A released group's interval, recomputed from its noisy pair by solving
+    (ỹ - λñ)² = z²(ñλ(1 - λ) + V(1 + λ²)) with NumPy, V the variance of the pmf summed:
+    the same bounds, and half as wide again as the pair's interval without the noise term
+    (Wilson's), which would cover far below 95% when the noise is this large."""
+    epsilon, z = Fraction(1, 4), NormalDist().inv_cdf(0.975)
+    release = release_group_estimates(
+        {"g": GroupCount(160, 400)}, FAIR_COINS, epsilon, source=Seeded(8)
+    )
+    (group,) = release.groups
+    assert group.estimate is not None
+    support = np.arange(-4_000, 4_001)
+    variance = float((support**2 * pmf(epsilon / 2, support)).sum())  # Δ = 2: γ = ε/2
+    y, n = group.noisy_reported, group.noisy_n
+    assert 0.25 < y / n < 0.75  # inside the design's rates: no boundary rule
+    roots = np.roots(
+        [n * n + z * z * n - z * z * variance, -2 * y * n - z * z * n, y * y - z * z * variance]
+    )
+    low, high = sorted((roots.real - 0.25) / 0.5)  # fair coins: λ = 1/4 + π/2
+    assert (group.estimate.low, group.estimate.high) == pytest.approx((low, high), abs=1e-9)
+    wilson = noisy_share_interval(y, n, 0.0, 0.75, 0.25)
+    assert group.estimate.high - group.estimate.low > 1.5 * (wilson.high - wilson.low)
+
+
 def test_group_release_states_its_sensitivity_and_withholds_on_the_noisy_size() -> None:
     counts = {"1": GroupCount(40, 200), "2": GroupCount(2, 31), "3": GroupCount(0, 0)}
     release = release_group_estimates(counts, FAIR_COINS, 1, source=Seeded(5))
@@ -242,30 +267,22 @@ def test_group_release_states_its_sensitivity_and_withholds_on_the_noisy_size() 
 # --- the ledger ------------------------------------------------------------------------------
 
 
-def test_ledger_composes_refuses_and_forgives_republication() -> None:
-    data, page = fingerprint({"n": 500, "year": [1, 2]}), fingerprint({"show": ["year"]})
+def test_ledger_composes_refuses_and_charges_every_release() -> None:
     ledger = Ledger(Fraction(1))
-    ledger = ledger.charge("year histogram", "0.3", data, page, NOON)
-    ledger = ledger.charge("by-group estimates", "0.4", data, fingerprint({"by": "year"}), NOON)
+    ledger = ledger.charge("year histogram", "0.3", NOON)
+    ledger = ledger.charge("by-group estimates", "0.4", NOON)
     assert ledger.spent == Fraction(7, 10) and ledger.remaining == Fraction(3, 10)
-    # The same snapshot again: recorded, free.
-    again = ledger.charge("year histogram", "0.3", data, page, NOON)
-    assert again.spent == ledger.spent and again.releases[-1].cost == 0
-    # New data costs again; 0.3 fits exactly (exact fractions: 0.3 + 0.4 + 0.3 = 1).
-    newer = again.charge("year histogram", "0.3", fingerprint({"n": 501}), page, NOON)
-    assert newer.remaining == 0
+    # The same figures again cost again: a free repeat on unchanged data would tell the
+    # public that nobody answered in between. 0.3 fits exactly (0.3 + 0.4 + 0.3 = 1).
+    again = ledger.charge("year histogram", "0.3", NOON)
+    assert again.remaining == 0 and again.releases[-1].cost == Fraction(3, 10)
     with pytest.raises(BudgetExceededError, match="needs ε = 0.3, but only 0 of .* budget of 1"):
-        newer.charge("year histogram", "0.3", fingerprint({"n": 502}), page, NOON)
-    assert newer.spent == 1  # unchanged by the refusal
-
-
-def test_same_choices_at_another_epsilon_are_another_release() -> None:
-    ledger = Ledger(Fraction(2)).charge("page", "0.5", "d", "c", NOON)
-    assert ledger.charge("page", "1", "d", "c", NOON).spent == Fraction(3, 2)
+        again.charge("year histogram", "0.3", NOON)
+    assert again.spent == 1  # unchanged by the refusal
 
 
 def test_budget_changes() -> None:
-    ledger = Ledger(Fraction(1)).charge("page", "0.6", "d", "c", NOON)
+    ledger = Ledger(Fraction(1)).charge("page", "0.6", NOON)
     assert ledger.with_budget("2").remaining == Fraction(7, 5)
     with pytest.raises(BudgetExceededError, match="already spent ε = 0.6"):
         ledger.with_budget("0.5")

@@ -156,7 +156,7 @@ def test_a_version_5_database_gains_languages_without_losing_anything(tmp_path) 
     db.conn.close()
 
     db = connect(path)
-    assert migrate(db) == len(MIGRATIONS) == 8
+    assert migrate(db) == len(MIGRATIONS) == 10
     assert (
         db.execute(
             "SELECT id, slug, title, description, created_on, owner_id, status, access, consent, "

@@ -1,7 +1,7 @@
 """Public releases under central DP: noisy figures as accurate as they say, Report Noisy Max
-at its predicted rate, a ledger that refuses overspending and forgives re-publishing, the
+at its predicted rate, a ledger that refuses overspending and charges every release, the
 owner-only publish page, the command line, and a public page that needs no login and sets
-no cookie.
+no cookie. (tests/test_public_dp.py: what the public page guarantees.)
 
 Statistical checks use a seeded source and bounds of 5 standard errors.
 """
@@ -92,7 +92,7 @@ def store(app: Flask, slug: str, how_many: int, start: int = 0, **fixed: Any) ->
             reported: dict[str, Any] = {q.key: None for q in survey.questions}
             if "year" in reported:
                 reported |= {"year": i % 4, "cheated": i % 3 == 0, "skipped_meals": i % 2 == 0}
-                reported |= {"substance": i % 5, "drinks": i % 11}
+                reported |= {"substance": i % 5, "drinks": i % 2}  # Duchi: one bit
             reported |= fixed
             record_response(db, survey, reported, f"{slug}-{i}")
 
@@ -298,14 +298,16 @@ def ada(owned: Flask) -> Iterator[FlaskClient]:
 HISTOGRAM = ["estimates", "histogram:year"]
 
 
-def test_the_ledger_refuses_overspending_and_forgives_republishing(
+def test_the_ledger_refuses_overspending_and_charges_every_release(
     owned: Flask, ada: FlaskClient, database: sqlite_utils.Database
 ) -> None:
-    # No budget: noisy figures are refused; free ones are not.
-    status, page = publish_in_browser(ada, HISTOGRAM, "0.5")
-    assert status == 400 and "has no central budget yet" in page
+    # No budget: noisy figures are refused, the estimates from noisy counts too; the
+    # estimates from exact counts are not.
+    for figures in (HISTOGRAM, ["estimates"]):
+        status, page = publish_in_browser(ada, figures, "0.5")
+        assert status == 400 and "has no central budget yet" in page
     assert release_rows(database) == []
-    status, page = publish_in_browser(ada, ["estimates"], "")
+    status, page = publish_in_browser(ada, ["exact-estimates"], "")
     assert status == 200 and "Published. This release cost ε = 0." in page
     assert set_budget_in_browser(ada, "1")[0] == 200
     status, page = publish_in_browser(ada, HISTOGRAM, "0.75")
@@ -328,23 +330,17 @@ def test_the_ledger_refuses_overspending_and_forgives_republishing(
     assert "this needs ε = 0.5, but the budget is 1" in forced.get_data(as_text=True)
     assert release_rows(database) == rows and public_page(owned) == first
 
-    # The same data, figures and ε again: free, and the very same numbers.
-    status, page = publish_in_browser(ada, HISTOGRAM, "0.75")
-    assert status == 200 and "it cost nothing" in page
-    again = release_rows(database)
-    assert len(again) == len(rows) + 1 and again[-1][2] == "0"
-    assert again[-1][3] == rows[-1][3] and public_page(owned) == first
-
-    # New responses are new data: the same choice costs again (and here no longer fits).
-    store(owned, OWNED, 1, start=500)
+    # The same data, figures and ε again cost again: showing the old figures for free
+    # would tell the public that nobody answered in between. Here it no longer fits.
     status, page = publish_in_browser(ada, HISTOGRAM, "0.75")
     assert status == 400 and "this needs ε = 0.75" in page
+    assert release_rows(database) == rows
     assert set_budget_in_browser(ada, "1.5")[0] == 200
     status, page = publish_in_browser(ada, HISTOGRAM, "0.75")
     assert status == 200 and "cost ε = 0.75" in page
-    assert public_page(owned) != first
-    costs = [row[2] for row in release_rows(database)]
-    assert costs == ["0", "0.75", "0", "0.75"]
+    again = release_rows(database)
+    assert again[-1][3] != rows[-1][3]  # fresh noise, no new response
+    assert [row[2] for row in again] == ["0", "0.75", "0.75"]
     # The budget cannot go below what is spent.
     status, page = set_budget_in_browser(ada, "1")
     assert status == 400 and "1.5 is already spent" in page
@@ -353,18 +349,19 @@ def test_the_ledger_refuses_overspending_and_forgives_republishing(
 def test_the_publish_page_shows_the_ledger_and_the_split(owned: Flask, ada: FlaskClient) -> None:
     assert "/publish" in ada.get(f"/research/surveys/{OWNED}/study").get_data(as_text=True)
     set_budget_in_browser(ada, "2")
-    query = {"figure": ["estimates", "histogram:year", "groups:cheated:year"], "epsilon": "1"}
+    query = {"figure": ["estimates", "histogram:year", "groups:cheated:year"], "epsilon": "1.5"}
     asked = ada.get(f"/research/surveys/{OWNED}/publish/release", query_string=query)
     text = asked.get_data(as_text=True)
-    assert "ε = 1 in all: 0.5 for each of 2 noisy figures." in text
-    assert "This costs ε = 1 of the budget, leaving 1." in text
-    publish_in_browser(ada, query["figure"], "1")  # type: ignore[arg-type]
+    assert "ε = 1.5 in all: 0.5 for each of 3 noisy figures." in text
+    assert "This costs ε = 1.5 of the budget, leaving 0.5." in text
+    assert "reveal exactly how many" not in text
+    publish_in_browser(ada, query["figure"], "1.5")  # type: ignore[arg-type]
     page = ada.get(f"/research/surveys/{OWNED}/publish").get_data(as_text=True)
-    assert "Budget ε = 2; spent 1; remaining 1." in page
+    assert "Budget ε = 2; spent 1.5; remaining 0.5." in page
     figures = re.search(r'data-label="Figures">(.*?)</td>', page, re.S)
     assert figures is not None
     assert figures[1].split("<br>") == [
-        "Estimates of every sensitive question (free: computed from the randomized answers alone)",
+        "Estimates of every sensitive question (from noisy counts)",
         "How many chose each answer to “Which year of study are you in?” (noisy counts)",
         "“Have you cheated on an exam in the past year?” by the answers to “Which year of "
         "study are you in?” (noisy group sizes)",
@@ -374,6 +371,30 @@ def test_the_publish_page_shows_the_ledger_and_the_split(owned: Flask, ada: Flas
     shown = public_page(owned)
     assert "ε = 0.5 each" in shown
     assert "sensitivity 2" in shown and "sensitivity 1" in shown
+    # The estimates' ε split among the 5 sensitive questions.
+    assert "split equally among its 5 questions: ε = 0.1 each." in shown
+
+
+def test_exact_estimates_are_the_owners_explicit_choice(owned: Flask, ada: FlaskClient) -> None:
+    set_budget_in_browser(ada, "1")
+    query = {"figure": ["exact-estimates", "histogram:year"], "epsilon": "0.5"}
+    asked = ada.get(f"/research/surveys/{OWNED}/publish/release", query_string=query)
+    assert "reveal exactly how many people answered each sensitive question" in asked.get_data(
+        as_text=True
+    )
+    both = {"figure": ["estimates", "exact-estimates"], "epsilon": "0.5"}
+    refused = ada.get(f"/research/surveys/{OWNED}/publish/release", query_string=both)
+    assert refused.status_code == 400
+    assert "not both" in refused.get_data(as_text=True)
+    publish_in_browser(ada, query["figure"], "0.5")  # type: ignore[arg-type]
+    with owned.app_context():
+        from survey_app.releases import latest_snapshot
+
+        snapshot = latest_snapshot(get_db(), OWNED)
+    assert snapshot is not None and snapshot["exact_figures"] == ["exact-estimates"]
+    shown = public_page(owned)
+    assert "Estimates of the sensitive questions, from exact counts" in shown
+    assert "Not covered: the estimates of the sensitive questions on this page" in shown
 
 
 # --- (d) who may publish, CSRF, and what cannot be published ---------------------------------
@@ -452,10 +473,15 @@ def test_a_group_too_small_is_withheld_on_its_noisy_size(owned: Flask) -> None:
     assert page.count("Withheld: fewer than 30 respondents (by the noisy count).") == 3
 
 
-def test_nothing_is_published_before_the_first_response(owned: Flask, runner: Any) -> None:
-    result = runner.invoke(args=["publish", OWNED, "--figure", "estimates"])
+def test_only_exact_estimates_wait_for_the_first_response(owned: Flask, runner: Any) -> None:
+    # Exact estimates of nobody tell that nobody answered: refused. A noisy release is
+    # noise either way, and refusing it would tell the same: published.
+    result = runner.invoke(args=["publish", OWNED, "--figure", "exact-estimates"])
     assert result.exit_code == 1
     assert "ada-life has no responses yet: there is nothing to publish" in result.output
+    runner.invoke(args=["budget", OWNED, "1"])
+    result = runner.invoke(args=["publish", OWNED, "--epsilon", "0.5"])
+    assert result.exit_code == 0, result.output
 
 
 # --- (e) the command line ---------------------------------------------------------------------
@@ -475,15 +501,13 @@ def test_budget_publish_and_releases_on_the_command_line(owned: Flask, runner: A
     assert result.exit_code == 0, result.output
     assert result.output == (
         "Published release 1 of ada-life.\n"
-        "ε = 0.6: 0.6 for each of 1 noisy figure.\n"
+        "ε = 0.6: 0.3 for each of 2 noisy figures.\n"
         "Cost: 0.6.\n"
         "ada-life: central budget ε = 1, spent 0.6, remaining 0.4.\n"
         "http://127.0.0.1:5000/results/ada-life\n"
     )
     again = runner.invoke(args=["publish", OWNED, "--epsilon", "0.6"])
-    assert again.output.splitlines()[2] == (
-        "The same data, figures and ε as before: the stored figures again, cost 0."
-    )
+    assert again.exit_code == 1 and "needs ε = 0.6, but only 0.4" in again.output
     over = runner.invoke(args=["publish", OWNED, "--epsilon", "0.5", "--figure", "mode:year"])
     assert over.exit_code == 1
     assert over.output == (
@@ -495,24 +519,33 @@ def test_budget_publish_and_releases_on_the_command_line(owned: Flask, runner: A
     assert "releases have already spent ε = 0.6" in low.output
     bad = runner.invoke(args=["budget", OWNED, "0.0001"])
     assert bad.exit_code == 1 and "ε cannot be '0.0001'" in bad.output
+    runner.invoke(args=["budget", OWNED, "1.5"])
     ledger = runner.invoke(args=["releases", OWNED])
     lines = ledger.output.splitlines()
-    assert lines[0] == "ada-life: central budget ε = 1, spent 0.6, remaining 0.4."
+    assert lines[0] == "ada-life: central budget ε = 1.5, spent 0.6, remaining 0.9."
+    when = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00"
+    assert re.fullmatch(rf"-  {when}  budget ε = 1 \(was none\)", lines[1])
     assert re.fullmatch(
-        r"1  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00  ε = 0\.6  cost 0\.6  "
-        r"sensitive estimates; histogram of year",
-        lines[1],
+        rf"1  {when}  ε = 0\.6  cost 0\.6  sensitive estimates; histogram of year", lines[2]
     )
-    assert lines[2].endswith("ε = 0.6  cost 0  sensitive estimates; histogram of year")
-    assert len(lines) == 3
-    assert "histogram of every plain choice" in runner.invoke(args=["publish", "--help"]).output
+    assert re.fullmatch(rf"-  {when}  budget ε = 1\.5 \(was 1\)", lines[3])
+    assert len(lines) == 4
+    help_text = runner.invoke(args=["publish", "--help"]).output
+    assert "histogram of every plain choice" in help_text and "--exact-estimates" in help_text
 
 
-def test_a_release_of_free_figures_needs_no_budget(owned: Flask, runner: Any) -> None:
+def test_exact_estimates_need_no_budget(owned: Flask, runner: Any) -> None:
     store(owned, OWNED, 10)
-    result = runner.invoke(args=["publish", OWNED, "--figure", "estimates"])
+    result = runner.invoke(args=["publish", OWNED, "--figure", "estimates", "--exact-estimates"])
     assert result.exit_code == 0, result.output
-    assert "Only free figures: ε = 0.\nCost: 0.\n" in result.output
+    assert (
+        "Estimates from exact counts: ε = 0, but they reveal how many answered each "
+        "question; the public page says they are not covered.\nCost: 0.\n"
+    ) in result.output
+    both = runner.invoke(
+        args=["publish", OWNED, "--figure", "estimates", "--figure", "exact-estimates"]
+    )
+    assert both.exit_code == 1 and "not both" in both.output
     assert runner.invoke(args=["releases", "nope"]).output == "Error: no survey with slug 'nope'\n"
 
 
@@ -531,23 +564,32 @@ def test_the_public_page_needs_no_login_and_sets_no_cookie(owned: Flask, runner:
     page = response.get_data(as_text=True)
     assert "a random whole number was added to it: the noise" in page
     assert "all 4 counts at once are within ±" in page
-    assert "Privacy: ε = 1 for this figure; sensitivity 1" in page
+    assert "Privacy: ε = 0.5 for this figure; sensitivity 1" in page
+    assert "Together they are differentially private with ε = 1:" in page
     assert "<script" not in page and "style=" not in page
     assert visitor.get("/results/no-such-survey").status_code == 404
 
 
-def test_free_estimates_leave_out_plain_questions(owned: Flask) -> None:
-    # A plain question's "estimate" would be its exact counts: only noisy figures show them.
+@pytest.mark.parametrize(
+    ("figure", "epsilon"), [("estimates", Fraction(1)), ("exact-estimates", None)]
+)
+def test_estimates_leave_out_plain_questions(
+    owned: Flask, figure: str, epsilon: Fraction | None
+) -> None:
+    # A plain question's "estimate" would be its exact counts: its histogram shows them.
     store(owned, OWNED, 40)
     with owned.app_context():
         db = get_db()
-        snapshot = publish(db, survey_named(OWNED), ["estimates"], None).snapshot
-    (figure,) = snapshot["figures"]
-    assert [q["question"] for q in figure["questions"]] == [
+        set_budget(db, survey_named(OWNED), Fraction(1))
+        snapshot = publish(db, survey_named(OWNED), [figure], epsilon, Seeded(4)).snapshot
+    (shown,) = snapshot["figures"]
+    assert [q["question"] for q in shown["questions"]] == [
         "cheated",
         "skipped_meals",
         "substance",
         "drinks",
         "stress",
     ]
-    assert snapshot["epsilon"] == "0" and snapshot["noisy_figures"] == 0
+    noisy = figure == "estimates"
+    assert snapshot["noisy_figures"] == int(noisy)
+    assert snapshot["exact_figures"] == ([] if noisy else ["exact-estimates"])

@@ -1,18 +1,24 @@
 """Central-model releases: noisy counts of plain answers, Report Noisy Max, by-group estimates
 with noisy sizes, and the budget ledger that charges them.
 
-The coins protect sensitive answers; whatever is computed from the randomized reports
-alone is post-processing and free to publish. Counts of *plain* answers (a plain
-question's histogram, group sizes, counts by group) are exact facts about who took part,
-so a public page releases them only with noise added here, by the curator. Neighbouring
-data sets: one respondent added or removed. Each release states its ℓ1-sensitivity Δ:
+The coins protect the *content* of sensitive answers: a figure computed from the randomized
+reports is post-processing when a neighbour means one person's answers changed. It is not
+free when a neighbour means one person added or removed, the meaning used here: how many
+reports there are is a count of who took part, and an interval's width is a function of
+it. Counts of *plain* answers (a plain question's histogram, group sizes, counts by group)
+are exact facts about who took part as well. So a public page releases counts only with
+noise added here, by the curator. Neighbouring data sets: one respondent added or
+removed. Each release states its ℓ1-sensitivity Δ:
 
 - one count of respondents: Δ = 1;
 - the histogram of one plain question (disjoint cells, one respondent in one cell): Δ = 1
   for the whole histogram;
 - by-group tallies of a sensitive question, the pairs (n_g, reported_g) over the groups of
   a plain covariate: one respondent moves n_g by 1 and reported_g by at most 1, Δ = 2;
-- Report Noisy Max over a histogram: one count moves by 1 (Δ = 1).
+- Report Noisy Max over a histogram: one count moves by 1 (Δ = 1);
+- a sensitive question's (n, report counts): whether a person answered is itself a count
+  of who took part, so estimates for a page that promises to hide participation come from
+  noisy counts too (``release_sensitive_estimates``, which states its accounting).
 
 Noise is discrete Laplace with γ = ε/Δ, P(Z = z) = (1 - α)/(1 + α)·α^|z|, α = e^-γ, from
 ``coins.discrete_laplace`` (exact, integer arithmetic, the ``secrets`` source or an
@@ -25,18 +31,22 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from fractions import Fraction
+from functools import partial
 from statistics import NormalDist
 from types import MappingProxyType
+from typing import Any
 
+from .choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
 from .coins import SECURE, RandomSource, discrete_laplace, uniform_below
 from .estimate import Estimate
 from .groups import MIN_GROUP_SIZE, GroupCount
-from .mechanism import ProportionMechanism
-from .number import DiscreteLaplace
+from .means import MeanEstimate
+from .mechanism import Mechanism, ProportionMechanism, TwoCoinDesign
+from .number import DiscreteLaplace, DuchiBinary
 from .rationals import checked_epsilon
 
 SENSITIVITY = MappingProxyType(
@@ -222,8 +232,7 @@ def release_group_estimates(
         raise ValueError("the minimum group size must be at least 1")
     sensitivity = SENSITIVITY["group_tallies"]
     gamma = noise_gamma(epsilon, sensitivity)
-    # The noise's variance 2α/(1 - α)²: the same noise DiscreteLaplace adds at this γ.
-    variance = DiscreteLaplace(0, 1, gamma).noise_variance
+    variance = discrete_laplace_variance(gamma)
     groups = []
     for group, tally in counts.items():
         if not 0 <= tally.reported <= tally.n:
@@ -273,16 +282,11 @@ def noisy_share_interval(
     n = float(noisy_n)
     rate = noisy_reported / n
     boundary_rate = min(max(rate, p_false), p_true)
-    y = boundary_rate * n
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    a = n * n + z * z * n - z * z * noise_variance
-    b = -(2 * y * n + z * z * n)
-    c = y * y - z * z * noise_variance
-    if a <= 0:
-        low_rate, high_rate = 0.0, 1.0
-    else:
-        half = math.sqrt(max(b * b - 4 * a * c, 0.0)) / (2 * a)
-        low_rate, high_rate = -b / (2 * a) - half, -b / (2 * a) + half
+    # One report's variance λ(1 - λ) = 0 + 1·λ - 1·λ².
+    bounds = _score_bounds(
+        boundary_rate * n, n, confidence, (0.0, 1.0, -1.0), noise_variance, noise_variance
+    )
+    low_rate, high_rate = (0.0, 1.0) if bounds is None else bounds
     variance_rate = min(max(rate, 0.0), 1.0)
     std_error = math.sqrt(
         variance_rate * (1 - variance_rate) / n + noise_variance * (1 + variance_rate**2) / n**2
@@ -299,6 +303,322 @@ def noisy_share_interval(
     )
 
 
+def _score_bounds(
+    total: float,
+    n: float,
+    confidence: float,
+    per_report: tuple[float, float, float],
+    report_noise: float,
+    count_noise: float,
+) -> tuple[float, float] | None:
+    """Every θ the score test keeps for a noisy total ỹ among a noisy count ñ, or None
+    when it keeps every θ (the noise swamps the data: the quadratic opens downward).
+
+    With ỹ = y + Z₁, ñ = n + Z₂ and E y = θn, Var(ỹ - θñ) = n·v(θ) + V₁ + θ²V₂, v(θ) =
+    v₀ + v₁θ + v₂θ² one report's variance, V₁ and V₂ the two noises' variances. Keeping
+    (ỹ - θñ)² ≤ z²·(ñ·v(θ) + V₁ + θ²V₂) is a quadratic inequality in θ; shares and means
+    share it, with v(λ) = λ(1 - λ) for a share and a constant bound for a mean.
+    """
+    v0, v1, v2 = per_report
+    z2 = NormalDist().inv_cdf(0.5 + confidence / 2) ** 2
+    a = n * n - z2 * n * v2 - z2 * count_noise
+    b = -(2 * total * n + z2 * n * v1)
+    c = total * total - z2 * n * v0 - z2 * report_noise
+    if a <= 0:
+        return None
+    half = math.sqrt(max(b * b - 4 * a * c, 0.0)) / (2 * a)
+    return -b / (2 * a) - half, -b / (2 * a) + half
+
+
+def discrete_laplace_variance(gamma: Fraction) -> float:
+    """Var Z of discrete Laplace noise at γ, 2α/(1 - α)²: the same noise DiscreteLaplace
+    adds to a report, so one formula serves both."""
+    return DiscreteLaplace(0, 1, gamma).noise_variance
+
+
+# --- the sensitive questions' estimates, from noisy counts ------------------------------------
+
+
+@dataclass(frozen=True)
+class _Counting:
+    """How a central release counts one sensitive question's reports and estimates from them.
+
+    ``contribution(report)``: what one report adds to the report counts (c_1, …, c_m);
+    ``report_sensitivity``: the largest ℓ1 size of a contribution, Δ; ``count_weight``: w,
+    how much an error in n moves the estimate next to the same error in a count (1 for a
+    share, which is at most 1; for a mean, the farthest an answer lies from the centre);
+    ``estimate(ñ, c̃, V_reports, V_n, confidence)``: the estimate of one count's category.
+    """
+
+    categories: int
+    contribution: Callable[[Any], tuple[int, ...]]
+    report_sensitivity: int
+    count_weight: int
+    estimate: Callable[[int, int, float, float, float], Estimate | MeanEstimate]
+
+
+def _counting(mechanism: Mechanism) -> _Counting:
+    """The one place that knows how each mechanism's reports are counted for a release."""
+    if isinstance(mechanism, OptimizedUnaryEncoding):
+        k = mechanism.k  # a report may set every bit
+        return _Counting(k, _bits, k, 1, partial(_share, mechanism))
+    if isinstance(mechanism, GeneralizedRandomizedResponse):
+        return _Counting(
+            mechanism.k, partial(_one_hot, mechanism.k), 1, 1, partial(_share, mechanism)
+        )
+    if isinstance(mechanism, TwoCoinDesign):
+        return _Counting(1, _is_one, 1, 1, partial(_share, mechanism))
+    if isinstance(mechanism, DuchiBinary):
+        return _Counting(1, _is_one, 1, 1, partial(_duchi_mean, mechanism))
+    if isinstance(mechanism, DiscreteLaplace):
+        return _laplace_counting(mechanism)
+    raise ValueError(f"{mechanism.name!r} reports are not randomized: nothing to release here")
+
+
+def _bits(report: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(bit == 1) for bit in report)
+
+
+def _one_hot(k: int, report: int) -> tuple[int, ...]:
+    return tuple(int(report == option) for option in range(k))
+
+
+def _is_one(report: int) -> tuple[int, ...]:
+    return (int(report == 1),)
+
+
+def _laplace_counting(mechanism: DiscreteLaplace) -> _Counting:
+    """A discrete Laplace number's reports are summed around the centre ⌊(min + max)/2⌋,
+    each clipped to the range an honest report falls in (``report_range``: [min - B,
+    max + B], left with probability below 2^-60). So one report adds at most M = H + B to
+    the sum in absolute value, H the farthest an answer lies from the centre: a sum around
+    the centre needs less noise than one around 0 for a range such as 18-99."""
+    lowest, highest = mechanism.report_range()
+    centre = (mechanism.min + mechanism.max) // 2
+    low, high = lowest - centre, highest - centre
+    reach = max(centre - mechanism.min, mechanism.max - centre)
+    return _Counting(
+        1,
+        partial(_clipped, centre, low, high),
+        max(-low, high),
+        reach,
+        partial(_laplace_mean, mechanism, centre),
+    )
+
+
+def _clipped(centre: int, low: int, high: int, report: int) -> tuple[int, ...]:
+    return (min(max(report - centre, low), high),)
+
+
+def _share(
+    mechanism: ProportionMechanism,
+    noisy_n: int,
+    noisy_count: int,
+    report_noise: float,
+    count_noise: float,
+    confidence: float,
+) -> Estimate:
+    # w = 1: the count and the reports carry the same noise (count_noise == report_noise).
+    return noisy_share_interval(
+        noisy_count, noisy_n, report_noise, mechanism.p_true, mechanism.p_false, confidence
+    )
+
+
+def _duchi_mean(
+    mechanism: DuchiBinary,
+    noisy_n: int,
+    noisy_ones: int,
+    report_noise: float,
+    count_noise: float,
+    confidence: float,
+) -> MeanEstimate:
+    """Duchi's bit is 1 with probability (1 - r)/2 + r·π for an answer at π = (x - min)/
+    (max - min) of the range: a share's two probabilities, so the share's interval mapped
+    onto [min, max]. Answers differ between respondents, so the count of 1s is a sum of
+    unequal Bernoullis, whose variance is at most the binomial's the interval assumes."""
+    lean = float(mechanism.lean)
+    share = noisy_share_interval(
+        noisy_ones, noisy_n, report_noise, (1 + lean) / 2, (1 - lean) / 2, confidence
+    )
+    width = mechanism.max - mechanism.min
+
+    def answer(value: float) -> float:
+        return mechanism.min + width * value
+
+    return MeanEstimate(
+        point=answer(share.point),
+        unclipped=answer(share.unclipped),
+        std_error=width * share.std_error,
+        low=answer(share.low),
+        high=answer(share.high),
+        confidence=confidence,
+    )
+
+
+def _laplace_mean(
+    mechanism: DiscreteLaplace,
+    centre: int,
+    noisy_n: int,
+    noisy_sum: int,
+    report_noise: float,
+    count_noise: float,
+    confidence: float,
+) -> MeanEstimate:
+    """The mean answer from a noisy clipped sum S̃ among ñ reports: centre + S̃/ñ, and every
+    mean the score test keeps, (S̃ - θñ)² ≤ z²(ñσ² + V_S + θ²V_n) with θ = mean - centre
+    and σ² the largest variance one report can have (``worst_case_variance``: the
+    answers' widest spread plus the mechanism's noise; clipping, a contraction, only
+    lowers it). As for shares, a mean beyond [min, max] is evaluated at that end, which
+    only widens, and the interval is kept inside [min, max].
+
+    Clipping at B moves an honest report's expectation by at most α^(B+1)/((1 + α)(1 - α))
+    < 2^-61/(1 - α) ≤ 2^-61·(1 + 1/γ): below 10^-9 of an answer unit for every γ the survey
+    files allow, far below what is shown, so no allowance is made for it.
+    """
+    n = float(noisy_n)
+    lowest, highest = mechanism.min - centre, mechanism.max - centre
+    rate = min(max(noisy_sum / n, lowest), highest)
+    variance = mechanism.worst_case_variance
+    bounds = _score_bounds(rate * n, n, confidence, (variance, 0.0, 0.0), report_noise, count_noise)
+    low, high = (lowest, highest) if bounds is None else bounds
+    std_error = math.sqrt(variance / n + (report_noise + rate * rate * count_noise) / (n * n))
+    unclipped = centre + noisy_sum / n
+    return MeanEstimate(
+        point=min(max(unclipped, mechanism.min), mechanism.max),
+        unclipped=unclipped,
+        std_error=std_error,
+        low=centre + max(low, lowest),
+        high=centre + min(high, highest),
+        confidence=confidence,
+    )
+
+
+@dataclass(frozen=True)
+class NoisyQuestion:
+    """One sensitive question's released counts and the estimates computed from them alone.
+
+    ``noisy_n``: how many answered it, plus noise; ``noisy_reports``: its report counts
+    plus noise (a choice's options or bits, a yes/no question's or Duchi's reported 1s, a
+    discrete Laplace number's one clipped sum around the centre). ``estimates``: one per
+    report count, none when ``noisy_n`` is below 1 (nothing to divide by).
+    ``n_accuracy`` and ``report_accuracy``: ±m holding with 95% probability for the noisy
+    n and for each noisy report count.
+    """
+
+    noisy_n: int
+    noisy_reports: tuple[int, ...]
+    epsilon: Fraction
+    count_gamma: Fraction
+    report_gamma: Fraction
+    report_sensitivity: int
+    count_weight: int
+    n_accuracy: int
+    report_accuracy: int
+    estimates: tuple[Estimate | MeanEstimate, ...]
+
+
+def tally_reports(mechanism: Mechanism, reports: Mapping[Any, int]) -> tuple[int, ...]:
+    """(n, c_1, …, c_m): how many reports there are and the counts a release noises, from
+    how many times each report was stored (a skip is no report)."""
+    counting = _counting(mechanism)
+    counts = [0] * counting.categories
+    for report, times in reports.items():
+        for index, amount in enumerate(counting.contribution(report)):
+            counts[index] += _count(times) * amount
+    return (sum(reports.values()), *counts)
+
+
+def question_noise(
+    mechanism: Mechanism, epsilon: Fraction | float | str
+) -> tuple[Fraction, Fraction]:
+    """(γ_n, γ_c): the noise on n and on each report count that makes the question's
+    release ε-DP. One respondent moves n by 1 and the counts by at most Δ (ℓ1), so with
+    γ_c = ε/(w + Δ) and γ_n = w·γ_c the privacy loss is at most γ_n + Δ·γ_c = ε."""
+    counting = _counting(mechanism)
+    per_count = central_epsilon(epsilon) / (counting.count_weight + counting.report_sensitivity)
+    return counting.count_weight * per_count, per_count
+
+
+def release_question(
+    mechanism: Mechanism,
+    tally: Sequence[int],
+    epsilon: Fraction | float | str,
+    confidence: float = 0.95,
+    source: RandomSource = SECURE,
+) -> NoisyQuestion:
+    """A question's ``tally_reports`` with noise (``question_noise``), and its estimates."""
+    count_gamma, report_gamma = question_noise(mechanism, epsilon)
+    counting = _counting(mechanism)
+    n, *counts = tally
+    noisy_n = _count(n) + discrete_laplace(count_gamma, source)
+    noisy_reports = tuple(count + discrete_laplace(report_gamma, source) for count in counts)
+    return NoisyQuestion(
+        noisy_n=noisy_n,
+        noisy_reports=noisy_reports,
+        epsilon=central_epsilon(epsilon),
+        count_gamma=count_gamma,
+        report_gamma=report_gamma,
+        report_sensitivity=counting.report_sensitivity,
+        count_weight=counting.count_weight,
+        n_accuracy=accuracy_bound(count_gamma),
+        report_accuracy=accuracy_bound(report_gamma),
+        estimates=noisy_estimates(
+            mechanism, noisy_n, noisy_reports, (count_gamma, report_gamma), confidence
+        ),
+    )
+
+
+def noisy_estimates(
+    mechanism: Mechanism,
+    noisy_n: int,
+    noisy_reports: Sequence[int],
+    gammas: tuple[Fraction, Fraction],
+    confidence: float = 0.95,
+) -> tuple[Estimate | MeanEstimate, ...]:
+    """Estimates from the noisy counts alone, with intervals that count the noise's
+    variance (``_score_bounds``); none when ``noisy_n`` < 1. Nothing exact goes in, so
+    whatever comes out is post-processing of the noisy release."""
+    if noisy_n < 1:
+        return ()
+    count_gamma, report_gamma = gammas
+    count_noise = discrete_laplace_variance(count_gamma)
+    report_noise = discrete_laplace_variance(report_gamma)
+    estimate = _counting(mechanism).estimate
+    return tuple(
+        estimate(noisy_n, count, report_noise, count_noise, confidence) for count in noisy_reports
+    )
+
+
+def release_sensitive_estimates(
+    tallies: Sequence[tuple[Mechanism, Sequence[int]]],
+    epsilon: Fraction | float | str,
+    confidence: float = 0.95,
+    source: RandomSource = SECURE,
+) -> tuple[NoisyQuestion, ...]:
+    """Every sensitive question's (n, report counts) with noise, and the estimates from them.
+
+    The accounting. Neighbours: one respondent added or removed; they may answer every
+    question. For question q they move n_q by 1 and the report counts by at most Δ_q in
+    ℓ1 (nothing if they skipped it): Δ_q = 1 for a yes/no question, a GRR choice (one
+    option) and Duchi's bit; k for OUE (a report may set all k bits); for a discrete
+    Laplace number, M = H + B, its largest clipped report around the centre. The figure's
+    ε is split equally, ε_q = ε/Q over its Q questions, and question q's noise
+    (``question_noise``) makes it ε_q-DP, so by basic composition the Q releases together
+    are ε-DP. For a share, w = 1 and every count gets γ = ε_q/(1 + Δ_q): ε_q/2, or
+    ε_q/(1 + k) for OUE. For a mean, n's error weighs up to H times a sum's, so n gets
+    H times the γ of the sum; with one γ for both, n would carry the sum's noise, in the
+    thousands for a 0-50 question, and vanish under it. Estimates and intervals are then
+    computed from the noisy values alone (post-processing).
+    """
+    if not tallies:
+        return ()
+    share = central_epsilon(epsilon) / len(tallies)
+    return tuple(
+        release_question(mechanism, tally, share, confidence, source)
+        for mechanism, tally in tallies
+    )
+
+
 def fingerprint(value: object) -> str:
     """16 hex digits of SHA-256 over canonical JSON: names a snapshot's data or choices."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -309,14 +629,12 @@ def fingerprint(value: object) -> str:
 class Release:
     """One entry of the ledger: what was published, when, at what ε, and what it cost.
 
-    ``cost`` is ``epsilon`` for a new release and 0 for a re-publication of the same
-    snapshot (the same ``data_fingerprint``, ``choices`` and ``epsilon``).
+    ``cost`` is ``epsilon``; releases stored before every release drew fresh noise may
+    show 0 for a snapshot shown again.
     """
 
     what: str
     epsilon: Fraction
-    data_fingerprint: str
-    choices: str
     at: datetime
     cost: Fraction
 
@@ -325,10 +643,9 @@ class Release:
 class Ledger:
     """A survey's central budget and every release charged against it (basic composition).
 
-    Re-publishing a snapshot is free only because its figures are the *stored* noisy
-    values shown again, not fresh noise: fresh noise on the same data would be a new
-    release, and the difference between two draws tells something. New data (another
-    fingerprint) or other choices cost again.
+    Every release costs its ε, the same figures on the same data too: whether the data
+    changed since the last release is a fact about who took part, so a rule "no new
+    responses, no new cost" (showing the old figures again) would publish it exactly.
     """
 
     budget: Fraction
@@ -346,41 +663,16 @@ class Ledger:
     def remaining(self) -> Fraction:
         return self.budget - self.spent
 
-    def previous(self, data_fingerprint: str, choices: str, epsilon: Fraction) -> Release | None:
-        """The first release of this snapshot (same data, choices and ε), if there was one."""
-        for release in self.releases:
-            if (release.data_fingerprint, release.choices, release.epsilon) == (
-                data_fingerprint,
-                choices,
-                epsilon,
-            ):
-                return release
-        return None
-
-    def charge(
-        self,
-        what: str,
-        epsilon: Fraction | float | str,
-        data_fingerprint: str,
-        choices: str,
-        at: datetime,
-    ) -> Ledger:
-        """The ledger with this release added, or ``BudgetExceededError`` (the ledger unchanged).
-
-        ``choices`` names what the release shows (e.g. ``fingerprint`` of the page's
-        settings); the same data and choices at another ε are another release.
-        """
-        requested = central_epsilon(epsilon)
-        earlier = self.previous(data_fingerprint, choices, requested)
-        cost = Fraction(0) if earlier is not None else requested
+    def charge(self, what: str, epsilon: Fraction | float | str, at: datetime) -> Ledger:
+        """The ledger with this release added, or ``BudgetExceededError`` (the ledger unchanged)."""
+        cost = central_epsilon(epsilon)
         if cost > self.remaining:
             raise BudgetExceededError(
                 f"this release needs ε = {_decimal(cost)}, but only {_decimal(self.remaining)} "
                 f"of the survey's central budget of {_decimal(self.budget)} is left; "
                 "nothing was published"
             )
-        entry = Release(what, requested, data_fingerprint, choices, at, cost)
-        return replace(self, releases=(*self.releases, entry))
+        return replace(self, releases=(*self.releases, Release(what, cost, at, cost)))
 
     def with_budget(self, budget: Fraction | float | str) -> Ledger:
         """The same ledger under a new budget, which must cover what is already spent."""

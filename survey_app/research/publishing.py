@@ -14,11 +14,12 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from werkzeug.wrappers import Response
 
 from ..db import get_db
-from ..i18n import format_decimal
 from ..i18n import gettext as _
+from ..ledger import epsilon_text
 from ..releases import (
     MAX_BUDGET,
     MAX_RELEASE_EPSILON,
+    BothEstimatesError,
     EpsilonError,
     NoBudgetError,
     NoResponsesError,
@@ -50,10 +51,11 @@ bp.before_request(require_researcher)
 
 
 def epsilon_shown(value: Fraction | str) -> str:
-    """ε for reading: an exact decimal as it is ("0.25"), a third of 1 rounded ("≈ 0.333")."""
+    """ε for reading: an exact decimal as it is ("0.25"), a third of 1 rounded up ("≈ 0.334":
+    never below what it costs)."""
     exact = Fraction(value)
     text = decimal_text(exact)
-    return text if "/" not in text else "≈ " + format_decimal(float(exact), "#,##0.###")
+    return text if "/" not in text else "≈ " + epsilon_text(exact)
 
 
 # ε and budgets in every template (the public page's too).
@@ -86,7 +88,7 @@ def _reason(err: ReleaseError) -> str:
     if isinstance(err, NoBudgetError):
         return _(
             "Nothing was published: noisy figures cost ε, and this survey has no central "
-            "budget yet. Set one first, or publish only the free estimates."
+            "budget yet. Set one first, or publish only the estimates from exact counts."
         )
     if isinstance(err, EpsilonError):
         return _(
@@ -106,6 +108,11 @@ def _reason(err: ReleaseError) -> str:
         return _("%(key)s is not a sensitive yes/no question.", key=err.key)
     if isinstance(err, NothingChosenError):
         return _("Choose at least one figure to publish.")
+    if isinstance(err, BothEstimatesError):
+        return _(
+            "Choose the estimates from noisy counts or those from exact counts, not both: "
+            "the exact ones give away what the noise hides."
+        )
     if isinstance(err, NoResponsesError):
         return _("The survey has no responses yet: there is nothing to publish.")
     return _("There is no such figure.")
@@ -181,8 +188,11 @@ def release(slug: str) -> Response | tuple[str, int] | str:
         epsilon = parse_epsilon(asked.epsilon.data) if noisy else Fraction(0)
         if submitted:
             done = publish(db, survey, [f.id for f in figures], epsilon)
-            return _back_to_publish(survey, _published_message(done.cost, done.republished))
-        cost = release_cost(db, survey, figures, epsilon)
+            return _back_to_publish(
+                survey,
+                _("Published. This release cost ε = %(cost)s.", cost=decimal_text(done.cost)),
+            )
+        cost = release_cost(figures, epsilon)
         ledger = central_ledger(db, survey)
         if cost and ledger.budget is None:
             raise NoBudgetError(survey.slug)
@@ -204,12 +214,3 @@ def release(slug: str) -> Response | tuple[str, int] | str:
         cost=cost,
         ledger=ledger,
     )
-
-
-def _published_message(cost: Fraction, republished: bool) -> str:
-    if republished:
-        return _(
-            "Published again: the same data, figures and ε as an earlier release, so its "
-            "stored figures are shown again and it cost nothing."
-        )
-    return _("Published. This release cost ε = %(cost)s.", cost=decimal_text(cost))

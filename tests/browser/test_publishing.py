@@ -1,9 +1,10 @@
 """From estimates by group to a public results page, in Chromium against the real server.
 
 A researcher reads a sensitive question by year of study on the dashboard's group page,
-compares two years, sets a central privacy budget, publishes the estimates with a noisy
-histogram and noisy by-group estimates, and an anonymous visitor reads the public page,
-which sets no cookie. A release that would overspend the budget is refused.
+compares two years, sets a central privacy budget, publishes the estimates (from noisy
+counts) with a noisy histogram and noisy by-group estimates, and an anonymous visitor
+reads the public page, which sets no cookie and says what it guarantees. A release that
+would overspend the budget is refused.
 """
 
 from __future__ import annotations
@@ -115,6 +116,13 @@ def test_from_estimates_by_group_to_a_public_page(
     expect(main).to_contain_text("Have you cheated on an exam in the past year?")
     expect(main).to_contain_text("Accuracy")
     expect(main).to_contain_text("Which year of study are you in?")
+    # Every figure from noisy counts: the page claims central DP for all that was published,
+    # with the total spent, and lists the release and the budget it was charged to.
+    expect(main).to_contain_text("Together they are differentially private with ε = 0.6")
+    expect(main).to_contain_text("Noisy number who answered")
+    releases = visitor.locator("#releases + p + table")
+    expect(releases).to_contain_text("Privacy budget set to ε = 1.")
+    expect(releases).to_contain_text("(shown on this page)")
     assert visitor_context.cookies() == []
     assert sideways_overflow(visitor) == 0
     assert axe_violations(visitor) == []
