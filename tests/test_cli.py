@@ -185,3 +185,12 @@ def test_run_on_a_busy_port_fails_without_claiming_to_run(tmp_path: Path) -> Non
     assert result.returncode == 1
     assert "running" not in result.stdout
     assert "in use" in result.stderr
+
+
+def test_a_negative_budget_is_refused_in_words_not_taken_for_an_option(
+    runner: FlaskCliRunner,
+) -> None:
+    result = runner.invoke(args=["budget", SLUG, "-1"])
+    assert result.exit_code == 1
+    assert "No such option" not in result.output
+    assert "ε cannot be '-1'" in result.output
