@@ -255,7 +255,14 @@ def reports(i: int) -> dict[str, Any]:
     }
 
 
-ONE_MORE: dict[str, Any] = {"year": 2, "cheated": True, "drug": 1, "apps": (1, 1, 1, 1), "drinks": 40, "hours": 1}
+ONE_MORE: dict[str, Any] = {
+    "year": 2,
+    "cheated": True,
+    "drug": 1,
+    "apps": (1, 1, 1, 1),
+    "drinks": 40,
+    "hours": 1,
+}
 
 
 def survey_of(app: Flask) -> Survey:
