@@ -14,10 +14,11 @@ passes the database and the survey, already in the page's language.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import sqlite_utils
 
@@ -39,15 +40,14 @@ from .privacy.groups import (
     mean_difference,
     means_by_group,
 )
-from .privacy.means import MeanEstimate, estimate_mean
-from .privacy.mechanism import TwoCoinDesign
+from .privacy.means import MeanEstimate
+from .privacy.mechanism import NumericMechanism, TwoCoinDesign
 from .privacy.regression import (
     Coefficient,
     Covariate,
     DesignMatrixError,
     NotConvergedError,
     RegressionError,
-    SeparationError,
     TooFewRowsError,
     design_from_counts,
     fit_question,
@@ -231,6 +231,7 @@ def estimate_groups(
     second: str | None = None,
     confidence: float = 0.95,
     method: str = DEFAULT_INTERVAL_METHOD,
+    patience: float | None = None,
 ) -> GroupAnalysis:
     """``question_key``'s share ("yes", or each option; only ``option`` if given) in each
     group of the plain question ``by_key``, and the difference between groups ``first``
@@ -238,11 +239,12 @@ def estimate_groups(
 
     Groups come in the covariate's order (options as listed, numbers ascending); groups
     below ``MIN_GROUP_SIZE`` are pooled or withheld exactly as ``estimate_by_group``
-    decides. A response counts when it answered both questions.
+    decides. A response counts when it answered both questions. ``patience``: how long
+    to wait for another request counting the survey (``crosstabs.joint_counts``).
     """
     question = _outcome(survey, question_key, option, numbers=True)
     by = _plain(survey, by_key, question)
-    counts = joint_counts(db, survey, (by.key, question.key))
+    counts = joint_counts(db, survey, (by.key, question.key), patience=patience)
     answered_counts = {c: n for c, n in counts.items() if None not in c}
     values = sorted({group for group, _report in answered_counts}, key=_order)
     groups = {str(value): Group(str(value), _label(by, value)) for value in values}
@@ -313,9 +315,8 @@ def _means(
     chosen: tuple[Group, Group] | None,
     confidence: float,
 ) -> CategoryGroups:
-    """A number question's mean by group (the dashboard's t interval in each group)."""
-    assert question.min is not None and question.max is not None
-    mechanism = question.mechanism
+    """A number question's mean by group (the dashboard's interval in each group)."""
+    mechanism = cast(NumericMechanism, question.mechanism)
     sums: dict[str, GroupSums] = {}
     for (group, report), n in sorted(answered_counts.items(), key=lambda i: _order(i[0][0])):
         value = int(str(report))
@@ -324,29 +325,14 @@ def _means(
             old.n + n, old.total + n * value, old.total_squares + n * value * value
         )
 
-    def mean(tally: GroupSums) -> MeanEstimate:
-        result = estimate_mean(
-            tally.n,
-            tally.total,
-            tally.total_squares,
-            mechanism.value_offset,  # type: ignore[attr-defined]
-            mechanism.value_scale,  # type: ignore[attr-defined]
-            question.min,  # type: ignore[arg-type]
-            question.max,  # type: ignore[arg-type]
-            confidence,
-        )
-        assert result is not None  # n >= MIN_GROUP_SIZE
-        return result
-
     rows = tuple(
         GroupRow(tuple(groups[g] for g in e.groups), e.n, e.estimate)
-        for e in means_by_group(sums, mean)
+        for e in means_by_group(sums, mechanism, confidence)
     )
     difference, refused = None, None
     if chosen is not None:
         try:
-            bounds = (float(question.min), float(question.max))
-            difference = mean_difference(sums, chosen[0].key, chosen[1].key, mean, bounds)
+            difference = mean_difference(sums, chosen[0].key, chosen[1].key, mechanism, confidence)
         except GroupTooSmallError:
             refused = _too_small_to_compare()
     return CategoryGroups("mean", None, rows, difference, refused)
@@ -408,10 +394,8 @@ GROUP_COLUMNS = (
 
 
 def _interval_method(estimate: Estimate | MeanEstimate | None) -> str | None:
-    """A share's interval method, or "t" for a mean's Student t interval."""
-    if estimate is None:
-        return None
-    return "t" if isinstance(estimate, MeanEstimate) else estimate.method
+    """The estimate's interval method ("t" for a mean's Student t interval)."""
+    return None if estimate is None else estimate.method
 
 
 def group_rows(survey: Survey, analysis: GroupAnalysis) -> Iterator[dict[str, Any]]:
@@ -482,6 +466,18 @@ class RegressionResult:
     n: int
     dropped: int
     confidence: float
+    #: The likelihood is highest at an estimated share of 0% or 100% for some respondents:
+    #: some estimates are infinite, with no standard error (``RegressionFit.boundary``).
+    boundary: bool = False
+
+    @property
+    def open_sided(self) -> bool:
+        """Some interval runs to -∞ or ∞: the reports cannot rule out a share of 0% (or
+        100%) for some respondents, which the page says in words."""
+        return any(
+            math.isinf(term.coefficient.low) or math.isinf(term.coefficient.high)
+            for term in self.terms
+        )
 
     @property
     def category(self) -> str:
@@ -496,6 +492,7 @@ def fit_regression(
     covariate_keys: Sequence[str],
     option: int | None = None,
     confidence: float = 0.95,
+    patience: float | None = None,
 ) -> RegressionResult:
     """P(true answer in the category | covariates) = logistic(xᵀβ), fitted by maximum
     likelihood to the reports under the outcome question's design, from the joint counts
@@ -503,6 +500,7 @@ def fit_regression(
 
     The category is "yes" for a yes/no outcome and option ``option`` (required) for a
     choice. Responses that skipped the outcome or a covariate are left out and counted.
+    ``patience``: as for ``estimate_groups``.
     """
     outcome = _outcome(survey, outcome_key, option)
     if outcome.type == "choice" and option is None:
@@ -513,7 +511,7 @@ def fit_regression(
         raise AnalysisError(_("Choose each covariate once."))
     covariates = tuple(_plain(survey, key, outcome) for key in covariate_keys)
     keys = (*(q.key for q in covariates), outcome.key)
-    counts = joint_counts(db, survey, keys)
+    counts = joint_counts(db, survey, keys, patience=patience)
     mechanism = outcome.mechanism
     assert isinstance(mechanism, OutcomeMechanism)
     try:
@@ -530,6 +528,7 @@ def fit_regression(
         n=fit.n,
         dropped=design.dropped,
         confidence=confidence,
+        boundary=fit.boundary,
     )
 
 
@@ -574,12 +573,6 @@ def _refusal(error: RegressionError) -> str:
             "Too few responses answered the outcome and every covariate: a regression needs "
             "at least 10 per coefficient. Choose fewer covariates or wait for more responses."
         )
-    elif isinstance(error, SeparationError):
-        reason = _(
-            "In some group of respondents the estimated share is 0%% or 100%%, so the "
-            "effects run off to infinity and cannot be measured. Merge small groups or "
-            "drop a covariate."
-        )
     elif isinstance(error, NotConvergedError):
         reason = _(
             "The fit did not settle: the data say too little about these covariates. Try "
@@ -609,6 +602,7 @@ REGRESSION_COLUMNS = (
     "ci_low",
     "ci_high",
     "confidence",
+    "interval_method",
     "n",
     "dropped",
 )
@@ -616,7 +610,9 @@ REGRESSION_COLUMNS = (
 
 def regression_rows(survey: Survey, result: RegressionResult) -> Iterator[dict[str, Any]]:
     """One mapping per coefficient, keyed by ``REGRESSION_COLUMNS``: β on the log-odds scale
-    of the true answer being in the category."""
+    of the true answer being in the category. An estimate or bound at infinity is written
+    ``inf`` or ``-inf`` (as R's ``read.csv`` and pandas read them); an estimate the data do
+    not pin down, and a boundary fit's standard errors, are empty."""
     for term in result.terms:
         c = term.coefficient
         yield {
@@ -632,6 +628,7 @@ def regression_rows(survey: Survey, result: RegressionResult) -> Iterator[dict[s
             "ci_low": c.low,
             "ci_high": c.high,
             "confidence": result.confidence,
+            "interval_method": "profile-likelihood",
             "n": result.n,
             "dropped": result.dropped,
         }

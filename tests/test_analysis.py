@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -199,11 +200,13 @@ def test_the_regression_recovers_the_true_model_through_storage(simulated: Flask
         "age": AGE_SLOPE,
     }
     assert [term.name for term in result.terms] == list(truth)
+    assert not result.boundary
     for term in result.terms:
         c = term.coefficient
+        assert c.estimate is not None and c.std_error is not None
         assert abs(c.estimate - truth[term.name]) < 5 * c.std_error, (term.name, c)
-    # Informative, not a vacuous pass: each effect is measured well enough to matter.
-    assert all(term.coefficient.std_error < 0.25 for term in result.terms[1:])
+        # Informative, not a vacuous pass: each effect is measured well enough to matter.
+        assert term.name == "intercept" or c.std_error < 0.25
     skipped = round(AGE_SKIPPED * RESPONSES)
     assert result.n + result.dropped == RESPONSES
     assert abs(result.dropped - skipped) < 5 * np.sqrt(skipped)
@@ -253,7 +256,7 @@ def test_an_option_of_a_choice_is_fitted_against_the_rest(simulated: Flask, outc
     assert result.n + result.dropped == RESPONSES
     assert (result.dropped > 0) == (outcome == "device")  # only the device may be skipped
     if outcome == "substance":
-        assert all(term.coefficient.estimate > 0 for term in result.terms[1:])
+        assert all((term.coefficient.estimate or 0) > 0 for term in result.terms[1:])
 
 
 # (b) Estimates by group are estimate_by_group on counts made by hand.
@@ -329,7 +332,7 @@ def test_a_number_s_mean_by_group_is_the_dashboard_s_estimator_on_each_group(
     for row in category.rows:
         assert row.estimate is not None
         assert abs(row.estimate.point - 10) < 5 * row.estimate.std_error
-    expected = mean_difference(by_hand, "3", "0", mean, (0.0, 20.0))
+    expected = mean_difference(by_hand, "3", "0", mechanism)  # type: ignore[arg-type]
     assert category.difference == expected
 
 
@@ -485,18 +488,46 @@ def test_what_cannot_be_analysed_is_refused_in_words(
     assert download.status_code == 400
 
 
-def test_too_few_rows_and_separation_are_refused_in_words(studied: Flask) -> None:
+def test_too_few_rows_are_refused_and_a_share_of_zero_is_shown_one_sided(studied: Flask) -> None:
     owner = as_user(studied, "ada")
     store_fixed(studied, [(0, 8, 4), (1, 8, 4)])
     few = owner.get(f"/research/surveys/{SLUG}/regression?outcome=cheated&covariates=year")
     assert few.status_code == 400 and "Too few responses" in few.get_data(as_text=True)
-    # Every second-year reports yes, every first-year no: beyond what the coins allow.
+    # Every second-year reports yes, every first-year no: beyond what the coins produce for
+    # shares of 100% and 0%. The likelihood is highest there (a boundary fit): shown, with
+    # infinite estimates and one-sided intervals, and said in words; no longer refused.
     store_fixed(studied, [(0, 300, 0), (1, 300, 300)], tag="split")
     split = owner.get(f"/research/surveys/{SLUG}/regression?outcome=cheated&covariates=year")
-    assert split.status_code == 400
+    assert split.status_code == 200
     page = split.get_data(as_text=True)
-    assert "the estimated share is 0% or 100%, so the effects run off" in page
+    assert "The reports are best explained by a true share of 0% (or 100%)" in page
+    assert "An interval that reaches −∞ or ∞ is open on that side" in page
+    assert ">-∞<" in page and ">∞<" in page and ">—<" in page  # estimates; no standard errors
     assert "%%" not in page
+    rows = list(
+        csv.DictReader(
+            io.StringIO(csv_text(owner, "regression.csv?outcome=cheated&covariates=year"))
+        )
+    )
+    assert [(r["estimate"], r["std_error"], r["ci_low"], r["ci_high"][:1]) for r in rows] == [
+        ("-inf", "", "-inf", "-"),
+        ("inf", "", rows[1]["ci_low"], "i"),
+    ]
+    assert float(rows[1]["ci_low"]) > 0 and rows[1]["ci_high"] == "inf"
+
+
+def test_a_rare_answer_s_open_interval_is_explained_on_the_page(studied: Flask) -> None:
+    """First-years report yes at 5% (3 of 60), barely above the 4.7% the coins give a true
+    share of 0 (ε = 3): the estimate is finite, but a share of 0 cannot be ruled out, so
+    the intercept's interval is open below, and the page says why in words."""
+    store_fixed(studied, [(0, 60, 3), (1, 60, 20)])
+    owner = as_user(studied, "ada")
+    page = owner.get(f"/research/surveys/{SLUG}/regression?outcome=cheated&covariates=year")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert "An interval that reaches −∞ or ∞ is open on that side" in text
+    assert "The reports are best explained" not in text  # not a boundary fit
+    assert "profile-likelihood intervals" in text and ">-∞ – " in text
 
 
 # (d) The CSVs, as literal text.
@@ -529,16 +560,20 @@ def test_the_groups_csv_columns_and_rows(studied: Flask) -> None:
 
 
 REGRESSION_CSV = """\
-survey,outcome,category,term,covariate,level,reference,estimate,std_error,ci_low,ci_high,confidence,n,dropped\r
-analysis-test,cheated,yes,intercept,,,,0.147573,0.404711,-0.645646,0.940791,0.95,60,0\r
-analysis-test,cheated,yes,year=Second,year,Second,First,-1.288145,0.632420,-2.527666,-0.048624,0.95,60,0\r
+survey,outcome,category,term,covariate,level,reference,estimate,std_error,ci_low,ci_high,confidence,interval_method,n,dropped\r
+analysis-test,cheated,yes,intercept,,,,0.147573,0.404711,-0.651249,0.968867,0.95,profile-likelihood,60,0\r
+analysis-test,cheated,yes,year=Second,year,Second,First,-1.288145,0.632420,-2.641175,-0.097144,0.95,profile-likelihood,60,0\r
 """
 
 
 def test_the_regression_csv_columns_and_rows(studied: Flask) -> None:
     """One two-level covariate: the model is saturated, so β̂ are the groups' logits.
     First: 16/30 → π̂ = 0.536800, logit 0.147573; Second: 8/30 → π̂ = 0.242224, logit
-    -1.140572, so year=Second = -1.288145."""
+    -1.140572, so year=Second = -1.288145. The profile-likelihood intervals have closed
+    forms too: the intercept's is First's binomial likelihood-ratio interval on the logit
+    scale, 2·(ℓ(π̂) - ℓ(π)) = 1.959964², with ℓ(π) = 16·log μ + 14·log(1 - μ), μ = p0 +
+    t·π; year=Second's deviance at b is the least over a of First's deviance at a plus
+    Second's at a + b (computed apart with SciPy: -2.641175 and -0.097144)."""
     store_fixed(studied, [(0, 30, 16), (1, 30, 8)])
     owner = as_user(studied, "ada")
     assert csv_text(owner, "regression.csv?outcome=cheated&covariates=year") == REGRESSION_CSV
@@ -577,7 +612,7 @@ def rrreg_like(
     y = np.array([outcome(row) for row in kept], dtype=float)
     assert round(rr["p"] + rr["p0"] + rr["p1"], 10) == 1  # rr refuses anything else
     fit = fit_randomized_logistic(x, y, rr["p1"], rr["p1"] + rr["p"])
-    return [c.estimate for c in fit.coefficients]
+    return [c.estimate or math.nan for c in fit.coefficients]
 
 
 @pytest.mark.parametrize("outcome", ["cheated", "substance", "device"])
