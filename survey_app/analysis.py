@@ -468,7 +468,7 @@ class RegressionResult:
     confidence: float
     #: The likelihood is highest at an estimated share of 0% or 100% for some respondents:
     #: some estimates are infinite, with no standard error (``RegressionFit.boundary``).
-    boundary: bool = False
+    boundary: bool
 
     @property
     def open_sided(self) -> bool:
