@@ -10,7 +10,7 @@ matrix from per-question columns (``design_from_columns``, what the dashboard wo
 after reading the stored answers). Target: the dashboard's regression form answers in
 under a second at 1M; the ratio 1M/10k is reported.
 
-    .venv/bin/python benchmarks/regression.py             # ~30 s on 2 CPUs
+    .venv/bin/python benchmarks/regression.py             # ~3 minutes on 2 CPUs
     .venv/bin/python benchmarks/regression.py --runs 3
 """
 
@@ -135,8 +135,8 @@ def markdown(rows: list[Timing], started: str, elapsed: float) -> str:
         "A sensitive yes/no answer from a known logistic model on five plain covariates "
         "(four numbers, one two-option choice; an intercept and five columns), randomized "
         "by the optimal binary design at ε = 1; `fit_randomized_logistic` is timed "
-        "(maximum likelihood by Newton steps, observed-information standard errors, Wald "
-        'intervals). "worst |z|" is the largest |β̂ − β|/se over the six coefficients: '
+        "(maximum likelihood by Newton steps, observed-information standard errors, "
+        'profile-likelihood intervals: a few dozen more fits per coefficient). "worst |z|" is the largest |β̂ − β|/se over the six coefficients: '
         "the fit recovers the known coefficients (below 5, usually below 3).",
         "",
         "| responses | fit, median | min – max | CPU, median | runs | worst \\|z\\| "
@@ -159,11 +159,11 @@ def markdown(rows: list[Timing], started: str, elapsed: float) -> str:
         "The ratio moves with the machine's load: at 10k the 6-column matrix (480 KB) "
         "stays in the CPU's cache; at 1M every pass streams 48 MB from memory, which the "
         "other work on this machine competes for (compare the CPU column with the "
-        "wall-clock one). A fit at 1M is a start from every 20th row (a 50,000-row fit, "
-        "within sampling error of the answer), then three or four Newton steps on all "
-        "rows, each a few passes (x·β, the logistic, the score, and the 6×6 information "
-        "matrix summed in cache-sized blocks of rows); the last column is building the "
-        "matrix from Python lists.",
+        "wall-clock one). Most of a fit is its profile intervals: for each of the six "
+        "coefficients, the best fit with that coefficient held at a few dozen values, "
+        "each a few passes over every row (x·β, the logistic, the score, the information "
+        "matrix summed in cache-sized blocks). The last column is building the matrix "
+        "from Python lists.",
         "",
         "Rerun: `.venv/bin/python benchmarks/regression.py` (writes this file).",
         "",

@@ -1,6 +1,18 @@
-"""A Flask app that collects yes/no survey answers under local differential privacy."""
+"""A Flask app that collects survey answers under local differential privacy."""
+
+# ruff: noqa: E402 (the thread settings below must come before any import of NumPy)
 
 from __future__ import annotations
+
+import os
+
+# Before NumPy loads its BLAS: one thread per process. The app's matrices are small (a
+# regression over a few thousand covariate patterns) and gunicorn already runs a worker per
+# core, so BLAS threads only contend: a million-response fit took 3.75 s with the default
+# threads and 0.54 s with one on a busy two-core server (benchmarks/REGRESSION.md). An
+# operator's own setting wins.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
 import datetime
 from collections.abc import Mapping
