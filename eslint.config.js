@@ -1,4 +1,4 @@
-// ESLint's own recommended rules for the browser scripts in static/, plus the few that keep
+// ESLint's own recommended rules for the browser scripts in survey_app/static/, plus the few that keep
 // them in one modern style (const/let, strict equality, no implicit globals). The scripts
 // run as classic scripts in any current browser, with no build step.
 "use strict";
@@ -9,7 +9,7 @@ const globals = require("globals");
 module.exports = [
   js.configs.recommended,
   {
-    files: ["static/**/*.js"],
+    files: ["survey_app/static/**/*.js"],
     languageOptions: {
       ecmaVersion: 2020,
       sourceType: "script",

@@ -1,7 +1,7 @@
-"""Compile the message catalogs (translations/*/LC_MESSAGES/messages.po) at build time.
+"""Compile the message catalogs (survey_app/translations/*/LC_MESSAGES/messages.po) at build time.
 
 The .po files are the source kept in the repository; the .mo files Flask-Babel reads are
-built next to them, so both a wheel (which carries translations/ inside the package) and
+built next to them, so both a wheel (which carries the package) and
 an editable install (which reads the checkout) find them.
 """
 
@@ -30,4 +30,4 @@ def compile_catalogs(root: Path) -> list[Path]:
 
 class CatalogBuildHook(BuildHookInterface):  # type: ignore[misc]
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
-        compile_catalogs(Path(self.root) / "translations")
+        compile_catalogs(Path(self.root) / "survey_app" / "translations")

@@ -58,10 +58,10 @@ from benchmarks.loadlib import (  # noqa: E402
     server_env,
     survey_app_command,
 )
-from survey_app.db import connect, migrate  # noqa: E402
-from survey_app.definitions import parse_definition  # noqa: E402
+from survey_app.domain.definitions import parse_definition  # noqa: E402
 from survey_app.privacy import TwoCoinDesign, simulate_reports  # noqa: E402
-from survey_app.surveys import store_survey  # noqa: E402
+from survey_app.storage.database import connect, migrate  # noqa: E402
+from survey_app.storage.surveys import store_survey  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SLUG = "regression-benchmark"

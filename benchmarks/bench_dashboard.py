@@ -63,8 +63,8 @@ from benchmarks.loadlib import (  # noqa: E402
     server_env,
     survey_app_command,
 )
-from survey_app.db import connect  # noqa: E402
-from survey_app.surveys import get_survey  # noqa: E402
+from survey_app.storage.database import connect  # noqa: E402
+from survey_app.storage.surveys import get_survey  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

@@ -52,11 +52,11 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` and ``surv
 
 REPO = Path(__file__).resolve().parent.parent
 
-from survey_app.db import connect, migrate, write_transaction  # noqa: E402
-from survey_app.definitions import parse_definition  # noqa: E402
+from survey_app.domain.definitions import parse_definition  # noqa: E402
 from survey_app.privacy import simulate  # noqa: E402
-from survey_app.surveys import Question, Survey, get_survey, store_survey  # noqa: E402
-from survey_app.tallies import recount  # noqa: E402
+from survey_app.storage.database import connect, migrate, write_transaction  # noqa: E402
+from survey_app.storage.surveys import Question, Survey, get_survey, store_survey  # noqa: E402
+from survey_app.storage.tallies import recount  # noqa: E402
 
 DEFAULT_SEED = 20240601
 DEFAULT_BATCH = 100_000

@@ -199,7 +199,7 @@ def server_env(database: Path, secret_key: str) -> dict[str, str]:
 def survey_app_command() -> list[str]:
     """The ``survey-app`` script of this Python's environment, else the module itself."""
     script = VENV_BIN / "survey-app"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "survey_app.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "survey_app.cli.commands"]
 
 
 def survey_app_cli(database: Path, *args: str, secret_key: str = "x" * 32) -> str:

@@ -37,10 +37,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 from survey_app import create_app  # noqa: E402
-from survey_app.db import get_db  # noqa: E402
-from survey_app.definitions import load_definition, parse_definition  # noqa: E402
-from survey_app.i18n import LANGUAGES  # noqa: E402
-from survey_app.surveys import store_survey  # noqa: E402
+from survey_app.domain.definitions import load_definition, parse_definition  # noqa: E402
+from survey_app.storage.database import get_db  # noqa: E402
+from survey_app.storage.surveys import store_survey  # noqa: E402
+from survey_app.web.i18n import LANGUAGES  # noqa: E402
 
 BUDGET_BYTES = 30 * 1024  # "≤ 30 KB", read as KiB (the lenient reading)
 ASSET = re.compile(r'<(?:link\b[^>]*?\bhref|script\b[^>]*?\bsrc)="([^"]+)"')

@@ -34,11 +34,7 @@ if __package__ in (None, ""):  # run as a script: make ``survey_app`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from survey_app.privacy import TwoCoinDesign, simulate_reports  # noqa: E402
-from survey_app.privacy.regression import (  # noqa: E402
-    Covariate,
-    design_from_columns,
-    fit_randomized_logistic,
-)
+from survey_app.privacy.regression import Covariate, design_from_columns, fit_randomized_logistic  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SIZES = (10_000, 1_000_000)
@@ -136,7 +132,8 @@ def markdown(rows: list[Timing], started: str, elapsed: float) -> str:
         "(four numbers, one two-option choice; an intercept and five columns), randomized "
         "by the optimal binary design at ε = 1; `fit_randomized_logistic` is timed "
         "(maximum likelihood by Newton steps, observed-information standard errors, "
-        'profile-likelihood intervals: a few dozen more fits per coefficient). "worst |z|" is the largest |β̂ − β|/se over the six coefficients: '
+        'profile-likelihood intervals: a few dozen more fits per coefficient). "worst |z|" '
+        "is the largest |β̂ − β|/se over the six coefficients: "
         "the fit recovers the known coefficients (below 5, usually below 3).",
         "",
         "| responses | fit, median | min – max | CPU, median | runs | worst \\|z\\| "

@@ -57,11 +57,7 @@ from survey_app.privacy import (  # noqa: E402
     simulate,
 )
 from survey_app.privacy.estimate import Interval, share_interval  # noqa: E402
-from survey_app.privacy.groups import (  # noqa: E402
-    GroupSums,
-    difference_interval,
-    mean_difference,
-)
+from survey_app.privacy.groups import GroupSums, difference_interval, mean_difference  # noqa: E402
 from survey_app.privacy.means import estimate_number_mean, mean_interval  # noqa: E402
 
 DOC = ROOT / "docs" / "COVERAGE.md"

@@ -19,9 +19,9 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from scipy.stats import chisquare
 
 from survey_app import create_app
-from survey_app.db import get_db
-from survey_app.definitions import load_definition
-from survey_app.surveys import store_survey
+from survey_app.domain.definitions import load_definition
+from survey_app.storage.database import get_db
+from survey_app.storage.surveys import store_survey
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "campus-health.yaml"
@@ -109,7 +109,7 @@ PASSWORD = "correct horse battery"
 
 @pytest.fixture
 def researcher(app: Flask) -> str:
-    from survey_app.accounts import create_researcher
+    from survey_app.storage.accounts import create_researcher
 
     with app.app_context():
         create_researcher(get_db(), "ada", PASSWORD)
@@ -286,7 +286,7 @@ class Clock:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    from survey_app import accounts
+    from survey_app.storage import accounts
 
     clock = Clock()
     monkeypatch.setattr(accounts, "current_time", lambda: clock.now)

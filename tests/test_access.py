@@ -11,8 +11,8 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from survey_app import create_app
-from survey_app.accounts import create_researcher
-from survey_app.db import get_db
+from survey_app.storage.accounts import create_researcher
+from survey_app.storage.database import get_db
 
 from .conftest import INVITE_ONLY, PASSWORD, SLUG, answers, fresh_form, hidden_fields, log_in
 
@@ -166,8 +166,8 @@ def test_import_with_an_unknown_owner_fails(runner: FlaskCliRunner, tmp_path: Pa
 
 
 def test_submissions_are_rate_limited(tmp_path: Path) -> None:
-    from survey_app.definitions import load_definition
-    from survey_app.surveys import store_survey
+    from survey_app.domain.definitions import load_definition
+    from survey_app.storage.surveys import store_survey
 
     from .conftest import EXAMPLE
 
@@ -204,7 +204,7 @@ def test_backup_copies_a_consistent_database(
 
 
 def test_a_failed_migration_changes_nothing(tmp_path: Path, monkeypatch) -> None:
-    from survey_app import db as db_module
+    from survey_app.storage import database as db_module
 
     def broken(db: sqlite_utils.Database) -> None:
         db.execute("CREATE TABLE half_done (x)")

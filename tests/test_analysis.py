@@ -1,5 +1,5 @@
 """Analyses across questions: estimates by group and the randomized-response regression,
-through storage (``record_response``), the service (``survey_app.analysis``) and the pages
+through storage (``record_response``), the service (``survey_app.domain.analyses``) and the pages
 and CSVs (``/research/surveys/<slug>/groups`` and ``/regression``)."""
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from scipy.special import expit
 
-from survey_app import analysis
-from survey_app.accounts import create_researcher
-from survey_app.db import get_db
-from survey_app.definitions import load_definition
+from survey_app.domain import analyses as analysis
+from survey_app.domain.definitions import load_definition
 from survey_app.privacy import TwoCoinDesign, simulate
 from survey_app.privacy.groups import (
     GroupSums,
@@ -31,13 +29,11 @@ from survey_app.privacy.groups import (
     mean_difference,
 )
 from survey_app.privacy.means import MeanEstimate, estimate_mean
-from survey_app.privacy.regression import (
-    Covariate,
-    design_from_responses,
-    fit_randomized_logistic,
-)
-from survey_app.responses import record_response
-from survey_app.surveys import Survey, get_survey, share_survey, store_survey
+from survey_app.privacy.regression import Covariate, design_from_responses, fit_randomized_logistic
+from survey_app.storage.accounts import create_researcher
+from survey_app.storage.database import get_db
+from survey_app.storage.responses import record_response
+from survey_app.storage.surveys import Survey, get_survey, share_survey, store_survey
 
 from .conftest import PASSWORD, log_in
 
@@ -638,7 +634,7 @@ def test_r_reads_the_export_and_fits_what_the_page_fits(simulated: Flask, outcom
 
 
 def test_r_names_follow_make_names() -> None:
-    from survey_app.exports import r_name
+    from survey_app.domain.exports import r_name
 
     assert [r_name(k) for k in ("year", "2fa", "_x", "if", "in_school")] == [
         "year",

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from survey_app.audit import (
+from survey_app.cli.audit import (
     BROWSER,
     PYTHON,
     AuditReport,
@@ -33,7 +33,7 @@ from survey_app.audit import (
     randomize_script,
     run_audit,
 )
-from survey_app.definitions import (
+from survey_app.domain.definitions import (
     EPSILON_DECIMALS,
     EPSILON_MAX,
     EPSILON_MIN,

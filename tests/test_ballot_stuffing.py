@@ -17,8 +17,11 @@ import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app import form_tokens
-from survey_app.bursts import (
+from survey_app.domain.definitions import load_definition
+from survey_app.storage.database import get_db
+from survey_app.storage.surveys import get_survey, store_survey
+from survey_app.web import form_tokens
+from survey_app.web.bursts import (
     EXTENSION_KEY,
     FACTOR,
     MIN_BURST,
@@ -26,10 +29,7 @@ from survey_app.bursts import (
     Burst,
     BurstMonitor,
 )
-from survey_app.db import get_db
-from survey_app.definitions import load_definition
-from survey_app.form_tokens import issue_form_token
-from survey_app.surveys import get_survey, store_survey
+from survey_app.web.form_tokens import issue_form_token
 
 from .conftest import KEYS, MIXED, SLUG, answers, fresh_form, mixed_form, shown_answers, tally_cells
 

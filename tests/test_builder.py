@@ -15,8 +15,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.datastructures import MultiDict
 
-from survey_app.accounts import create_researcher
-from survey_app.builder_forms import (
+from survey_app.domain.builder_fields import (
     QuestionFields,
     SurveyFields,
     definition_yaml,
@@ -24,9 +23,10 @@ from survey_app.builder_forms import (
     fields_from_form,
     fields_from_source,
 )
-from survey_app.db import get_db
-from survey_app.definitions import SurveyDefinitionError, load_definition, parse_definition
-from survey_app.surveys import get_survey, list_visible_surveys
+from survey_app.domain.definitions import SurveyDefinitionError, load_definition, parse_definition
+from survey_app.storage.accounts import create_researcher
+from survey_app.storage.database import get_db
+from survey_app.storage.surveys import get_survey, list_visible_surveys
 
 from .conftest import MIXED, PASSWORD, SLUG, log_in
 
@@ -641,7 +641,7 @@ def test_a_survey_past_the_draft_stage_is_not_in_the_builder(
 ) -> None:
     press(builder, bilingual_page(builder), "save")
     with app.app_context():
-        from survey_app.surveys import set_status
+        from survey_app.storage.surveys import set_status
 
         survey = get_survey(get_db(), "campus-life")
         assert survey is not None

@@ -80,7 +80,7 @@ def test_run_on_a_fresh_database_serves_the_example(tmp_path: Path) -> None:
     port = _free_port()
     env = {**os.environ, "SURVEY_APP_DATABASE": str(tmp_path / "fresh.db")}
     server = subprocess.Popen(
-        [sys.executable, "-m", "survey_app.cli", "run", "--port", str(port)],
+        [sys.executable, "-m", "survey_app.cli.commands", "run", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -141,7 +141,7 @@ def test_create_researcher_checks_the_username_before_asking_for_a_password(
 def _survey_app(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """``survey-app ARGS`` as an operator runs it: a process of its own, in ``tmp_path``."""
     return subprocess.run(
-        [sys.executable, "-m", "survey_app.cli", *args],
+        [sys.executable, "-m", "survey_app.cli.commands", *args],
         capture_output=True,
         text=True,
         env={**os.environ, "SURVEY_APP_DATABASE": str(tmp_path / "survey.db"), **env},

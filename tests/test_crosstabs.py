@@ -21,10 +21,10 @@ import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app import crosstabs
-from survey_app.db import connect, get_db, write_transaction
-from survey_app.responses import record_response
-from survey_app.surveys import get_survey
+from survey_app.storage import crosstabs
+from survey_app.storage.database import connect, get_db, write_transaction
+from survey_app.storage.responses import record_response
+from survey_app.storage.surveys import get_survey
 
 from .conftest import MIXED_SLUG
 
@@ -106,8 +106,8 @@ def test_an_unknown_key_is_refused(mixed_app: Flask) -> None:
 
 def test_two_databases_never_share_counts(mixed_app: Flask, tmp_path: Path) -> None:
     from survey_app import create_app
-    from survey_app.definitions import load_definition
-    from survey_app.surveys import store_survey
+    from survey_app.domain.definitions import load_definition
+    from survey_app.storage.surveys import store_survey
 
     from .conftest import MIXED
 
@@ -458,7 +458,7 @@ def test_an_analysis_page_answers_503_and_comes_back_by_itself(
 def test_a_version_8_database_drops_its_snapshots_in_caller_order(tmp_path: Path) -> None:
     """Snapshots stored under the order a page asked in would never be found again (keys
     are now sorted), so migration 9 drops them; the next request counts afresh."""
-    from survey_app.db import MIGRATIONS, migrate
+    from survey_app.storage.database import MIGRATIONS, migrate
 
     db = connect(tmp_path / "v8.db")
     for version, step in enumerate(MIGRATIONS[:8]):

@@ -12,7 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from survey_app import create_app
-from survey_app.db import get_db
+from survey_app.storage.database import get_db
 
 from .conftest import KEYS, RESEARCH_ROUTES, SLUG, submit_client_randomized
 
@@ -78,9 +78,9 @@ def test_a_version_3_database_migrates_without_losing_a_response(tmp_path) -> No
     """Before questions kept their own mechanism: REAL t and f per question and per
     response, counters on the question rows. Migrating keeps every response, gives each
     its survey's design, and moves the counters into tallies unchanged."""
-    from survey_app.db import MIGRATIONS, connect, migrate, write_transaction
-    from survey_app.surveys import get_survey
-    from survey_app.tallies import read_tallies, recount
+    from survey_app.storage.database import MIGRATIONS, connect, migrate, write_transaction
+    from survey_app.storage.surveys import get_survey
+    from survey_app.storage.tallies import read_tallies, recount
 
     db = connect(tmp_path / "old.db")
     for version, step in enumerate(MIGRATIONS[:3]):
@@ -122,11 +122,11 @@ def test_a_version_3_database_migrates_without_losing_a_response(tmp_path) -> No
 def test_a_version_5_database_gains_languages_without_losing_anything(tmp_path) -> None:
     """Before surveys had languages: every survey becomes English-only, its texts, design,
     response and tallies untouched, and its definition (no source kept) is generated."""
-    from survey_app.db import MIGRATIONS, connect, migrate, write_transaction
-    from survey_app.definitions import parse_definition
-    from survey_app.designs import question_mechanism
-    from survey_app.surveys import get_survey, survey_source
-    from survey_app.tallies import read_tallies
+    from survey_app.domain.definitions import parse_definition
+    from survey_app.domain.designs import question_mechanism
+    from survey_app.storage.database import MIGRATIONS, connect, migrate, write_transaction
+    from survey_app.storage.surveys import get_survey, survey_source
+    from survey_app.storage.tallies import read_tallies
 
     path = tmp_path / "v5.db"
     db = connect(path)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from survey_app import definitions
-from survey_app.definitions import (
+from survey_app.domain import definitions
+from survey_app.domain.definitions import (
     DEFAULT_CHOICE_NUMBER_EPSILON,
     DEFAULT_YES_NO_EPSILON,
     EPSILON_MAX,

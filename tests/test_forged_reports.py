@@ -17,9 +17,8 @@ import pytest
 import sqlite_utils
 from flask import Flask
 
-from survey_app.answers import NUMBER_WIDTH, padded_number
-from survey_app.db import get_db
-from survey_app.definitions import (
+from survey_app.domain.answers import NUMBER_WIDTH, padded_number
+from survey_app.domain.definitions import (
     EPSILON_MIN,
     LARGEST_REPORT,
     MAX_NUMBER_MAGNITUDE,
@@ -27,7 +26,7 @@ from survey_app.definitions import (
     SurveyDefinitionError,
     parse_definition,
 )
-from survey_app.designs import question_mechanism
+from survey_app.domain.designs import question_mechanism
 from survey_app.privacy import (
     DiscreteLaplace,
     DuchiBinary,
@@ -40,8 +39,9 @@ from survey_app.privacy import (
     yes_no_mechanism,
 )
 from survey_app.privacy.number import noise_reach
-from survey_app.responses import record_response
-from survey_app.surveys import Survey, store_survey
+from survey_app.storage.database import get_db
+from survey_app.storage.responses import record_response
+from survey_app.storage.surveys import Survey, store_survey
 
 from .conftest import ROOT, hidden_fields
 

@@ -21,8 +21,8 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from survey_app import create_app
-from survey_app.db import get_db
-from survey_app.exports import FORMULA_PREFIXES, neutralize
+from survey_app.domain.exports import FORMULA_PREFIXES, neutralize
+from survey_app.storage.database import get_db
 
 from .conftest import INVITE_ONLY, SLUG, fresh_form, submit_client_randomized
 

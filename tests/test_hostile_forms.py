@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from markupsafe import escape
 from werkzeug.datastructures import MultiDict
 
-from survey_app.form_tokens import issue_form_token
+from survey_app.web.form_tokens import issue_form_token
 
 from .conftest import (
     HUGE,
@@ -32,7 +32,7 @@ from .conftest import (
 )
 
 # The old shape of a submission id, which a client could make up; now only the server's
-# form tokens (survey_app/form_tokens.py) are accepted.
+# form tokens (survey_app/web/form_tokens.py) are accepted.
 SELF_MADE_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 CONTROL_FIELDS = ("csrf_token", "submission_id", "randomized", "design", "agreed")
 ALLOWED_FIELDS = frozenset(KEYS) | frozenset(CONTROL_FIELDS)

@@ -19,9 +19,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from benchmarks.page_weight import ASSET, BUDGET_BYTES, TEN_QUESTIONS
-from survey_app.db import get_db
-from survey_app.definitions import load_definition, parse_definition
-from survey_app.surveys import store_survey
+from survey_app.domain.definitions import load_definition, parse_definition
+from survey_app.storage.database import get_db
+from survey_app.storage.surveys import store_survey
 
 from .conftest import SLUG, answers, fresh_form
 
@@ -112,7 +112,7 @@ def test_numbers_follow_the_locale(client: FlaskClient, app: Flask) -> None:
     page = client.get(f"/s/{SLUG}?lang=en").get_data(as_text=True)
     assert "ε = 1.10" in page
     with app.test_request_context("/?lang=en"):
-        from survey_app.ledger import epsilon_text, odds_text
+        from survey_app.domain.question_privacy import epsilon_text, odds_text
 
         assert odds_text(Fraction(math.log(123_456.4))) == "123,457"  # rounded up
         assert epsilon_text("0.5") == "0.50"

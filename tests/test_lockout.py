@@ -17,7 +17,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from survey_app import accounts
+from survey_app.storage import accounts
 
 from .conftest import PASSWORD, Clock
 
@@ -90,8 +90,8 @@ def test_many_addresses_cannot_lock_the_owners_browser(
 def test_a_device_cookie_counts_for_its_own_account_only(
     app: Flask, clock: Clock, researcher: str
 ) -> None:
-    from survey_app.accounts import create_researcher
-    from survey_app.db import get_db
+    from survey_app.storage.accounts import create_researcher
+    from survey_app.storage.database import get_db
 
     with app.app_context():
         create_researcher(get_db(), "grace", PASSWORD)

@@ -26,11 +26,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app.answers import NUMBER_WIDTH, fixed_width_number, padded_number
-from survey_app.db import get_db
-from survey_app.definitions import parse_definition
-from survey_app.respond import routes
-from survey_app.surveys import Question, Survey, store_survey
+from survey_app.domain.answers import NUMBER_WIDTH, fixed_width_number, padded_number
+from survey_app.domain.definitions import parse_definition
+from survey_app.storage.database import get_db
+from survey_app.storage.surveys import Question, Survey, store_survey
+from survey_app.web.respond import routes
 
 from .conftest import hidden_fields
 

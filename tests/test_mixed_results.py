@@ -14,9 +14,9 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from survey_app.estimates import question_estimate
+from survey_app.domain.question_estimates import question_estimate
 from survey_app.privacy import simulate
-from survey_app.tallies import increments
+from survey_app.storage.tallies import increments
 
 from .conftest import MIXED_SLUG, mixed_form
 
@@ -196,8 +196,8 @@ def test_intervals_cover_known_truths_at_their_nominal_rate(mixed_app: Flask) ->
     in expectation. The simultaneous intervals of a choice must all cover at once just as
     often.
     """
-    from survey_app.db import get_db
-    from survey_app.surveys import get_survey
+    from survey_app.storage.database import get_db
+    from survey_app.storage.surveys import get_survey
 
     with mixed_app.app_context():
         survey = get_survey(get_db(), MIXED_SLUG)

@@ -23,14 +23,20 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from survey_app.db import get_db
-from survey_app.estimates import survey_estimates
-from survey_app.exports import aggregate_csv, codebook
-from survey_app.ledger import epsilon_bound, epsilon_text, odds_text, shown_epsilon, survey_ledger
+from survey_app.domain.exports import aggregate_csv, codebook
+from survey_app.domain.question_estimates import survey_estimates
+from survey_app.domain.question_privacy import (
+    epsilon_bound,
+    epsilon_text,
+    odds_text,
+    shown_epsilon,
+    survey_ledger,
+)
 from survey_app.privacy import DiscreteLaplace, TwoCoinDesign
 from survey_app.privacy.rationals import decimal_ceiling
-from survey_app.research.publishing import epsilon_shown
-from survey_app.surveys import Question, get_survey
+from survey_app.storage.database import get_db
+from survey_app.storage.surveys import Question, get_survey
+from survey_app.web.research.publishing import epsilon_shown
 
 from .conftest import SLUG, answers, fresh_form, log_in
 

@@ -25,8 +25,8 @@ import pytest
 from flask import Flask
 
 from survey_app import create_app
-from survey_app.db import MIGRATIONS, get_db, write_transaction
-from survey_app.definitions import load_definition
+from survey_app.domain.definitions import load_definition
+from survey_app.domain.releases import publish, set_budget
 from survey_app.privacy import (
     FAIR_COINS,
     DiscreteLaplace,
@@ -35,15 +35,11 @@ from survey_app.privacy import (
     Mechanism,
     OptimizedUnaryEncoding,
 )
-from survey_app.privacy.central import (
-    question_noise,
-    release_sensitive_estimates,
-    tally_reports,
-)
+from survey_app.privacy.central import question_noise, release_sensitive_estimates, tally_reports
 from survey_app.privacy.coins import discrete_laplace
-from survey_app.releases import publish, set_budget
-from survey_app.responses import record_response
-from survey_app.surveys import Survey, get_survey, store_survey
+from survey_app.storage.database import MIGRATIONS, get_db, write_transaction
+from survey_app.storage.responses import record_response
+from survey_app.storage.surveys import Survey, get_survey, store_survey
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "public_coverage.py"

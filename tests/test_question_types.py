@@ -196,9 +196,9 @@ def test_browser_reports_made_with_other_parameters_are_refused(
 def test_unary_encoding_reports_are_bit_strings(app: Flask) -> None:
     """A choice question forced to OUE takes k bits from the browser, stores them as text
     and counts every set bit."""
-    from survey_app.db import get_db
-    from survey_app.definitions import parse_definition
-    from survey_app.surveys import store_survey
+    from survey_app.domain.definitions import parse_definition
+    from survey_app.storage.database import get_db
+    from survey_app.storage.surveys import store_survey
 
     definition = parse_definition(
         "slug: oue\ntitle: OUE\nquestions:\n  - {key: pick, text: Pick one, type: choice, "
@@ -231,11 +231,11 @@ def test_a_stored_questions_mechanism_cannot_change(
 def test_laplace_reports_are_bounded_so_their_squares_fit_a_tally(app: Flask) -> None:
     """A forged report of 10^15 once reached the tallies as a square no 64-bit integer
     holds (a 500); reports are now refused past the honest range, whose square fits."""
-    from survey_app.answers import padded_number
-    from survey_app.db import get_db
-    from survey_app.definitions import parse_definition
-    from survey_app.designs import question_mechanism
-    from survey_app.surveys import store_survey
+    from survey_app.domain.answers import padded_number
+    from survey_app.domain.definitions import parse_definition
+    from survey_app.domain.designs import question_mechanism
+    from survey_app.storage.database import get_db
+    from survey_app.storage.surveys import store_survey
 
     definition = parse_definition(
         "slug: wide\ntitle: Wide\nquestions:\n  - {key: income, text: Income, type: number, "
@@ -256,8 +256,8 @@ def test_laplace_reports_are_bounded_so_their_squares_fit_a_tally(app: Flask) ->
         "sum": low + high,
         "sum_squares": low**2 + high**2,
     }
-    from survey_app.surveys import get_survey
-    from survey_app.tallies import recount
+    from survey_app.storage.surveys import get_survey
+    from survey_app.storage.tallies import recount
 
     with app.app_context():
         survey = get_survey(get_db(), "wide")
@@ -269,11 +269,11 @@ def test_a_recount_sums_squares_exactly_and_past_64_bits_in_floats(app: Flask) -
     """Squares are recounted as exact integers (total() once rounded 1,385,369,234,409,929,378
     to …216 and called matching tallies different); a sum past 2^63, possible only in a
     database from before reports were bounded, is recounted in floats like its tally."""
-    from survey_app.db import get_db
-    from survey_app.definitions import parse_definition
-    from survey_app.responses import record_response
-    from survey_app.surveys import store_survey
-    from survey_app.tallies import recount
+    from survey_app.domain.definitions import parse_definition
+    from survey_app.storage.database import get_db
+    from survey_app.storage.responses import record_response
+    from survey_app.storage.surveys import store_survey
+    from survey_app.storage.tallies import recount
 
     definition = parse_definition(
         "slug: wide\ntitle: Wide\nquestions:\n  - {key: income, text: Income, type: number, "

@@ -16,10 +16,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from survey_app.db import get_db
-from survey_app.definitions import parse_definition
-from survey_app.invitations import create_invitations
-from survey_app.surveys import get_survey, store_survey
+from survey_app.domain.definitions import parse_definition
+from survey_app.storage.database import get_db
+from survey_app.storage.invitations import create_invitations
+from survey_app.storage.surveys import get_survey, store_survey
 
 from .conftest import HUGE, fresh_form, log_in
 

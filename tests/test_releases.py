@@ -23,12 +23,12 @@ import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app.accounts import create_researcher
-from survey_app.db import get_db
-from survey_app.definitions import load_definition
-from survey_app.releases import publish, set_budget
-from survey_app.responses import record_response
-from survey_app.surveys import Survey, get_survey, share_survey, store_survey
+from survey_app.domain.definitions import load_definition
+from survey_app.domain.releases import publish, set_budget
+from survey_app.storage.accounts import create_researcher
+from survey_app.storage.database import get_db
+from survey_app.storage.responses import record_response
+from survey_app.storage.surveys import Survey, get_survey, share_survey, store_survey
 
 from .conftest import MIXED, MIXED_SLUG, PASSWORD, log_in
 
@@ -198,7 +198,7 @@ def test_noisy_counts_lie_within_their_stated_accuracy(owned: Flask) -> None:
 def figure_accuracies(app: Flask, kind: str) -> tuple[int, int]:
     """(accuracy, joint accuracy) of the latest release's figure of this kind."""
     with app.app_context():
-        from survey_app.releases import latest_snapshot
+        from survey_app.domain.releases import latest_snapshot
 
         snapshot = latest_snapshot(get_db(), OWNED)
         assert snapshot is not None
@@ -388,7 +388,7 @@ def test_exact_estimates_are_the_owners_explicit_choice(owned: Flask, ada: Flask
     assert "not both" in refused.get_data(as_text=True)
     publish_in_browser(ada, query["figure"], "0.5")  # type: ignore[arg-type]
     with owned.app_context():
-        from survey_app.releases import latest_snapshot
+        from survey_app.domain.releases import latest_snapshot
 
         snapshot = latest_snapshot(get_db(), OWNED)
     assert snapshot is not None and snapshot["exact_figures"] == ["exact-estimates"]

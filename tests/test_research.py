@@ -10,10 +10,10 @@ import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from survey_app import tallies
-from survey_app.db import connect, get_db
-from survey_app.responses import record_response
-from survey_app.surveys import get_survey
+from survey_app.storage import tallies
+from survey_app.storage.database import connect, get_db
+from survey_app.storage.responses import record_response
+from survey_app.storage.surveys import get_survey
 
 from .conftest import KEYS, RESEARCH_ROUTES, SLUG, log_in, submit_client_randomized
 
@@ -314,7 +314,7 @@ def test_the_plot_labels_are_question_texts_in_legible_text(
 ) -> None:
     """SVG text (not outlines, so any script shows), the whole question wrapped over
     lines, never a key; the font large enough at the narrowest width it is shown at."""
-    from survey_app.research.plots import (
+    from survey_app.web.research.plots import (
         FONT_POINTS,
         LEGIBLE_PX,
         PLOT_WIDTHS,

@@ -24,10 +24,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from survey_app import accounts, answered, create_app
-from survey_app.accounts import create_researcher
-from survey_app.db import get_db
-from survey_app.surveys import get_survey, set_status
+from survey_app import create_app
+from survey_app.storage import accounts
+from survey_app.storage.accounts import create_researcher
+from survey_app.storage.database import get_db
+from survey_app.storage.surveys import get_survey, set_status
+from survey_app.web import answered_cookie as answered
 
 from .conftest import PASSWORD, SLUG, Clock, answers, fresh_form, hidden_fields, log_in
 

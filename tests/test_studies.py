@@ -3,7 +3,7 @@ and invite, each a question (GET, changes nothing) and then an answer (POST with
 Sharing asks by POST too, under a rate limit: its answer says whether a username exists.
 
 Viewers and strangers are refused (403 / 404) and nothing changes; the rules are the
-command line's (survey_app/research/studies.py serves both).
+command line's (survey_app/web/research/studies.py serves both).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from flask.testing import FlaskClient
 from limits import parse_many
 
 from survey_app import create_app
-from survey_app.accounts import create_researcher
-from survey_app.db import get_db
-from survey_app.definitions import load_definition
-from survey_app.limits import SHARE_RATE_LIMIT
-from survey_app.research.studies import MAX_LINKS_AT_ONCE
-from survey_app.surveys import store_survey
+from survey_app.domain.definitions import load_definition
+from survey_app.storage.accounts import create_researcher
+from survey_app.storage.database import get_db
+from survey_app.storage.surveys import store_survey
+from survey_app.web.limits import SHARE_RATE_LIMIT
+from survey_app.web.research.studies import MAX_LINKS_AT_ONCE
 
 from .conftest import (
     INVITE_ONLY,

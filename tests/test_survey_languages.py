@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from survey_app.db import connect, migrate
-from survey_app.definitions import (
+from survey_app.domain.definitions import (
     QuestionTexts,
     SurveyDefinitionError,
     SurveyTexts,
     load_definition,
     parse_definition,
 )
-from survey_app.responses import record_response
-from survey_app.surveys import (
+from survey_app.storage.database import connect, migrate
+from survey_app.storage.responses import record_response
+from survey_app.storage.surveys import (
     Survey,
     SurveyExistsError,
     SurveyNotDraftError,

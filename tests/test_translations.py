@@ -30,7 +30,9 @@ def _source_messages() -> set[str | tuple[str, ...]]:
 
 
 def _catalog(language: str):
-    with (ROOT / "translations" / language / "LC_MESSAGES" / "messages.po").open("rb") as po:
+    with (ROOT / "survey_app" / "translations" / language / "LC_MESSAGES" / "messages.po").open(
+        "rb"
+    ) as po:
         return read_po(po)
 
 
@@ -68,7 +70,7 @@ def test_compiled_catalog_is_current(language):
     """The .mo Flask-Babel reads matches the .po (installing the package compiles them)."""
     compiled = io.BytesIO()
     write_mo(compiled, _catalog(language))
-    mo_path = ROOT / "translations" / language / "LC_MESSAGES" / "messages.mo"
+    mo_path = ROOT / "survey_app" / "translations" / language / "LC_MESSAGES" / "messages.mo"
     assert mo_path.exists() and mo_path.read_bytes() == compiled.getvalue(), (
         f"{mo_path} is stale: run `pip install -e .` or `pybabel compile -d translations`"
     )

@@ -24,10 +24,10 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app.db import get_db
-from survey_app.definitions import SurveyDefinition, load_definition
-from survey_app.invitations import create_invitations
-from survey_app.surveys import get_survey, store_survey
+from survey_app.domain.definitions import SurveyDefinition, load_definition
+from survey_app.storage.database import get_db
+from survey_app.storage.invitations import create_invitations
+from survey_app.storage.surveys import get_survey, store_survey
 
 from .conftest import INVITE_ONLY, hidden_fields
 
@@ -227,7 +227,7 @@ def test_a_wal_that_cannot_be_emptied_stores_nothing_and_keeps_the_link(
     """A long read (an export) can keep the checkpoint from emptying the WAL; storing the
     response then would put it right behind the link's use. So nothing is stored, the use
     is undone and the respondent is asked to send again."""
-    from survey_app import invitations
+    from survey_app.storage import invitations
 
     token, client, fields = invited
     monkeypatch.setattr(invitations, "erase_write_ahead_log", lambda db: False)

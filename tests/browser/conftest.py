@@ -37,7 +37,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from survey_app.audit import CHROMIUM, CHROMIUM_ARGS
+from survey_app.cli.audit import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "campus-health.yaml"
@@ -70,7 +70,7 @@ class LiveServer:
         """
         from click.testing import CliRunner
 
-        from survey_app.cli import main
+        from survey_app.cli.commands import main
 
         env = {
             name: value
@@ -130,7 +130,7 @@ def _run_cli(
 ) -> str:
     """The ``survey-app`` console script's entry point, in a process of its own."""
     completed = subprocess.run(
-        [sys.executable, "-c", "from survey_app.cli import main; main()", *args],
+        [sys.executable, "-c", "from survey_app.cli.commands import main; main()", *args],
         cwd=cwd,
         env=env,
         input=stdin,

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from survey_app.db import connect
-from survey_app.responses import record_response
-from survey_app.surveys import get_survey
+from survey_app.storage.database import connect
+from survey_app.storage.responses import record_response
+from survey_app.storage.surveys import get_survey
 
 from .conftest import ROOT, LiveServer, axe_violations, sideways_overflow
 

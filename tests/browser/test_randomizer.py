@@ -30,7 +30,7 @@ from survey_app.privacy.audit import browser_value, chi_square_fit, mechanism_na
 
 from .conftest import ROOT, one_post, watch
 
-SCRIPT = ROOT / "static" / "randomize.js"
+SCRIPT = ROOT / "survey_app" / "static" / "randomize.js"
 DRAWS = 40_000
 SIGMAS = 5.0
 ALPHA = 1e-6

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from survey_app import form_tokens
+from survey_app.web import form_tokens
 
 from .conftest import SECRET_KEY, LiveServer, axe_violations, sideways_overflow, watch
 

@@ -1,0 +1,369 @@
+"""The survey builder's form: its fields, the definition dict they stand for, and back.
+
+The builder never validates on its own. Its fields become a plain dict, the dict becomes
+YAML, and ``definitions.parse_definition`` judges that text exactly as it judges an
+imported file, so a survey built in the browser passes or fails on the same rules with the
+same messages. Going the other way, a stored or uploaded definition (already validated)
+fills the fields.
+
+Field names are flat, one per input, so a plain HTML form without JavaScript carries them:
+``slug``, ``title.en``, ``q2.text.ko``, ``q2.options.ko`` (one option per line), ...
+No Flask here: the routes pass ``request.form`` (a Werkzeug MultiDict).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from werkzeug.datastructures import MultiDict
+
+from survey_app.domain.definitions import MAX_QUESTIONS
+from survey_app.web.i18n import LANGUAGES
+
+#: The survey's texts, each given once per language.
+SURVEY_TEXTS = ("title", "description", "consent", "contact")
+#: Texts a survey may leave out: left empty in every language, they are not written.
+OPTIONAL_TEXTS = ("description", "consent", "contact")
+#: What a new question starts as, and the mechanism left out of the file ("auto").
+NEW_QUESTION_TYPE = "yes_no"
+AUTO_MECHANISM = "auto"
+_FALSE_WORDS = frozenset({"false", "no", "off", "0"})
+_QUESTION_FIELD = re.compile(r"q(\d+)\.type")
+
+
+@dataclass
+class QuestionFields:
+    """One question as the form shows it: every value as typed, texts per language."""
+
+    key: str = ""
+    type: str = NEW_QUESTION_TYPE
+    text: dict[str, str] = field(default_factory=dict)
+    #: Per language, the options one per line: line i in every language is option i.
+    options: dict[str, str] = field(default_factory=dict)
+    epsilon: str = ""
+    mechanism: str = AUTO_MECHANISM
+    min: str = ""
+    max: str = ""
+    sensitive: bool = True
+    required: bool = True
+
+
+@dataclass
+class SurveyFields:
+    """The whole builder form. Nothing here is checked: that is parse_definition's job."""
+
+    #: The first is the survey's main language.
+    languages: tuple[str, ...] = ("en",)
+    slug: str = ""
+    texts: dict[str, dict[str, str]] = field(default_factory=dict)
+    access: str = "open"
+    max_epsilon: str = ""
+    questions: list[QuestionFields] = field(default_factory=list)
+
+    def text(self, name: str, language: str) -> str:
+        """A survey text (title, description, ...) in one language, "" when not given."""
+        return self.texts.get(name, {}).get(language, "")
+
+    def add_question(self, kind: str) -> None:
+        """A new, empty question of ``kind`` at the end, with a key not yet used."""
+        used = {question.key for question in self.questions}
+        number = len(self.questions) + 1
+        while f"q{number}" in used:
+            number += 1
+        self.questions.append(QuestionFields(key=f"q{number}", type=kind))
+
+    def remove_question(self, index: int) -> None:
+        if 0 <= index < len(self.questions):
+            del self.questions[index]
+
+
+def new_survey_fields(language: str = "en") -> SurveyFields:
+    """A blank survey with one yes/no question, the builder's starting point."""
+    fields = SurveyFields(languages=(language if language in LANGUAGES else "en",))
+    fields.add_question(NEW_QUESTION_TYPE)
+    return fields
+
+
+# The form -> fields.
+
+
+def fields_from_form(form: MultiDict[str, str]) -> SurveyFields:
+    """Read the posted builder form. Unknown or missing fields read as empty; a question
+    exists when its ``q<i>.type`` field was posted (i in order, at most MAX_QUESTIONS + 1,
+    so that one too many still reaches the import's "at most" message)."""
+    main = _one(form, "language") or "en"
+    extra = [code for code in LANGUAGES if code != main and code in form.getlist("languages")]
+    languages = (main, *extra)
+    indexes = sorted(
+        int(match.group(1))
+        for name in form
+        if (match := _QUESTION_FIELD.fullmatch(str(name))) and len(match.group(1)) < 4
+    )
+    questions = [_question_from_form(form, f"q{i}", languages) for i in indexes]
+    return SurveyFields(
+        languages=languages,
+        slug=_one(form, "slug").strip(),
+        texts={name: _per_language(form, name, languages) for name in SURVEY_TEXTS},
+        access=_one(form, "access") or "open",
+        max_epsilon=_one(form, "max_epsilon").strip(),
+        questions=questions[: MAX_QUESTIONS + 1],
+    )
+
+
+def _question_from_form(
+    form: MultiDict[str, str], prefix: str, languages: tuple[str, ...]
+) -> QuestionFields:
+    return QuestionFields(
+        key=_one(form, f"{prefix}.key").strip(),
+        type=_one(form, f"{prefix}.type"),
+        text=_per_language(form, f"{prefix}.text", languages),
+        options=_per_language(form, f"{prefix}.options", languages),
+        epsilon=_one(form, f"{prefix}.epsilon").strip(),
+        mechanism=_one(form, f"{prefix}.mechanism") or AUTO_MECHANISM,
+        min=_one(form, f"{prefix}.min").strip(),
+        max=_one(form, f"{prefix}.max").strip(),
+        # A checkbox is sent only when ticked, and the builder always posts every field.
+        sensitive=f"{prefix}.sensitive" in form,
+        required=f"{prefix}.required" in form,
+    )
+
+
+def _one(form: MultiDict[str, str], name: str) -> str:
+    """A field's value, with a browser's CRLF line ends (textareas send them) as LF."""
+    value = form.get(name, "")
+    return value.replace("\r\n", "\n") if isinstance(value, str) else ""
+
+
+def _per_language(
+    form: MultiDict[str, str], name: str, languages: tuple[str, ...]
+) -> dict[str, str]:
+    return {language: _one(form, f"{name}.{language}") for language in languages}
+
+
+# Fields -> the definition dict -> YAML.
+
+
+def definition_dict(fields: SurveyFields) -> dict[str, Any]:
+    """The definition file the form stands for, in the documented key order.
+
+    Fields that do not apply to a question's current type (options of a number question,
+    a plain question's ε) are left out rather than refused, so switching a question's
+    type or making it plain loses nothing typed and adds no error. Everything else is
+    written as given, even when wrong: the import's message then says what is wrong.
+    """
+    data: dict[str, Any] = {"slug": fields.slug}
+    if fields.languages != ("en",):
+        data["languages"] = list(fields.languages)
+    for name in SURVEY_TEXTS:
+        texts = [fields.text(name, language) for language in fields.languages]
+        if name in OPTIONAL_TEXTS and not any(text.strip() for text in texts):
+            continue
+        data[name] = _localized(fields.texts.get(name, {}), fields.languages)
+    if fields.access != "open":
+        data["access"] = fields.access
+    if fields.max_epsilon:
+        data["max_epsilon"] = _Written(fields.max_epsilon)
+    data["questions"] = [_question_dict(q, fields.languages) for q in fields.questions]
+    return data
+
+
+def _question_dict(question: QuestionFields, languages: tuple[str, ...]) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "key": question.key,
+        "text": _localized(question.text, languages),
+        "type": question.type,
+    }
+    randomized = question.sensitive or question.type == "yes_no"
+    if not question.sensitive:
+        data["sensitive"] = False  # on a yes/no question the import explains why not
+    if not question.required:
+        data["required"] = False
+    if randomized and question.epsilon:
+        data["epsilon"] = _Written(question.epsilon)
+    if randomized and question.type != "yes_no" and question.mechanism != AUTO_MECHANISM:
+        data["mechanism"] = question.mechanism
+    if question.type == "choice":
+        data["options"] = _options(question.options, languages)
+    if question.type == "number":
+        data["min"] = _Written(question.min)
+        data["max"] = _Written(question.max)
+    return data
+
+
+def _localized(texts: Mapping[str, str], languages: tuple[str, ...]) -> str | dict[str, str]:
+    """One language: a plain string; several: a mapping with every language, empty where
+    nothing was typed, so the import names the missing translation."""
+    if len(languages) == 1:
+        return texts.get(languages[0], "")
+    return {language: texts.get(language, "") for language in languages}
+
+
+def _options(lines: Mapping[str, str], languages: tuple[str, ...]) -> list[str | dict[str, str]]:
+    """Line i of every language's box is option i. Blank lines at either end are
+    dropped; one in the middle stays, an empty option the import refuses by position."""
+    split = {language: option_lines(lines.get(language, "")) for language in languages}
+    count = max(len(options) for options in split.values())
+    padded = {
+        language: options + [""] * (count - len(options)) for language, options in split.items()
+    }
+    return [
+        _localized({language: padded[language][i] for language in languages}, languages)
+        for i in range(count)
+    ]
+
+
+def option_lines(text: str) -> list[str]:
+    """A box's options: one per line, without the blank lines at its ends."""
+    lines = [line.strip() for line in text.split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return lines
+
+
+class _Written(str):
+    """A number field exactly as typed: 0.5 stays the decimal 0.5 in the file (never a
+    float's repr), and text that is no number stays text, for the import to refuse."""
+
+
+class _BuilderDumper(yaml.SafeDumper):
+    pass
+
+
+def _represent_written(dumper: yaml.SafeDumper, value: _Written) -> yaml.ScalarNode:
+    text = str(value)
+    tag = dumper.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+        return dumper.represent_scalar(tag, text)
+    return dumper.represent_str(text)
+
+
+_BuilderDumper.add_representer(_Written, _represent_written)
+
+
+def definition_yaml(fields: SurveyFields) -> str:
+    """The form as a definition file, readable and re-importable."""
+    text = yaml.dump(
+        definition_dict(fields),
+        Dumper=_BuilderDumper,
+        allow_unicode=True,
+        sort_keys=False,
+        width=100,
+    )
+    return str(text)
+
+
+# A definition file -> fields.
+
+
+def fields_from_source(source: str) -> SurveyFields:
+    """Fill the form from a definition file's text that ``parse_definition`` accepted.
+
+    Read with YAML's base loader, which keeps every scalar as the text it was written as
+    (``0.5``, ``no``, ``"1"``): the fields show what the author wrote, and the import has
+    already refused aliases and anything else that could not be a survey.
+    """
+    data = yaml.load(source, Loader=yaml.BaseLoader)  # noqa: S506 (BaseLoader builds only str, list, dict)
+    if not isinstance(data, dict):
+        raise ValueError("a validated definition is a mapping")
+    languages = tuple(data.get("languages") or ("en",))
+    return SurveyFields(
+        languages=languages,
+        slug=data.get("slug", ""),
+        texts={name: _texts(data.get(name, ""), languages) for name in SURVEY_TEXTS},
+        access=data.get("access", "open"),
+        max_epsilon=data.get("max_epsilon", ""),
+        questions=[_question_fields(item, languages) for item in data.get("questions", [])],
+    )
+
+
+def _question_fields(data: Mapping[str, Any], languages: tuple[str, ...]) -> QuestionFields:
+    options = [_texts(option, languages) for option in data.get("options", [])]
+    return QuestionFields(
+        key=data.get("key", ""),
+        type=data.get("type", NEW_QUESTION_TYPE),
+        text=_texts(data.get("text", ""), languages),
+        options={
+            language: "\n".join(option[language] for option in options)
+            for language in (languages if options else ())
+        },
+        epsilon=data.get("epsilon", ""),
+        mechanism=data.get("mechanism", AUTO_MECHANISM),
+        min=data.get("min", ""),
+        max=data.get("max", ""),
+        sensitive=_flag(data.get("sensitive", "true")),
+        required=_flag(data.get("required", "true")),
+    )
+
+
+def _texts(value: object, languages: tuple[str, ...]) -> dict[str, str]:
+    if isinstance(value, dict):
+        return {language: str(value.get(language, "")) for language in languages}
+    return {language: str(value) for language in languages[:1]}
+
+
+def _flag(text: str) -> bool:
+    return text.strip().lower() not in _FALSE_WORDS
+
+
+# Where the import's error goes on the form.
+
+_ERROR_PATH = re.compile(
+    r"questions\[(?P<index>\d+)\]"
+    r"(?:\.(?P<name>[a-z_]+))?(?:\[\d+\])?(?:\.(?P<language>[a-z]{2}))?"
+)
+_SURVEY_ERROR_PATH = re.compile(r"(?P<name>[a-z_]+)(?:\[\d+\])?(?:\.(?P<language>[a-z]{2}))?")
+_TEXT_FIELDS = frozenset({*SURVEY_TEXTS, "text", "options"})
+_QUESTION_NAMES = frozenset(
+    {
+        "key",
+        "text",
+        "type",
+        "sensitive",
+        "required",
+        "epsilon",
+        "mechanism",
+        "options",
+        "min",
+        "max",
+    }
+)
+_SURVEY_NAMES = frozenset({"slug", *SURVEY_TEXTS, "access", "max_epsilon"})
+
+
+def error_field_name(path: str, languages: Iterable[str]) -> str | None:
+    """The form field an import error's path points at (``questions[1].options[0].ko`` is
+    ``q1.options.ko``), or None when it names none (the whole file, the question list).
+
+    A text's path without a language (one-language surveys) means the main language's box.
+    """
+    main = next(iter(languages), "en")
+    question = _ERROR_PATH.fullmatch(path)
+    if question:
+        name = question["name"]
+        if name is None:
+            return f"q{question['index']}.key"
+        if name not in _QUESTION_NAMES:
+            return None
+        if name in _TEXT_FIELDS:
+            return f"q{question['index']}.{name}.{question['language'] or main}"
+        return f"q{question['index']}.{name}"
+    survey = _SURVEY_ERROR_PATH.fullmatch(path)
+    if survey and survey["name"] == "languages":
+        return "language"
+    if survey and survey["name"] in _SURVEY_NAMES:
+        if survey["name"] in _TEXT_FIELDS:
+            return f"{survey['name']}.{survey['language'] or main}"
+        return str(survey["name"])
+    return None
+
+
+def field_id(name: str) -> str:
+    """The HTML id of a builder field: ``q1.text.ko`` is ``b-q1-text-ko`` (the prefix keeps
+    clear of the ids in the embedded respondent preview)."""
+    return "b-" + name.replace(".", "-")

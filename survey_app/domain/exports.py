@@ -1,0 +1,387 @@
+"""Exports: the aggregate CSV, the randomized per-response CSV, JSON and the codebook.
+
+CSVs are produced as a stream of lines so memory stays flat however many rows; the HTTP
+routes and ``survey-app export`` iterate the same generators, so both give the same bytes.
+The aggregate rows are built once, as mappings keyed by column name, and the CSV and the
+JSON both read them: a new column is one edit.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import itertools
+import json
+from collections.abc import Callable, Iterable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import sqlite_utils
+
+from survey_app.domain.question_estimates import CategoryEstimate, QuestionEstimate
+from survey_app.domain.question_privacy import shown_epsilon, survey_ledger
+from survey_app.privacy.choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
+from survey_app.privacy.mechanism import TwoCoinDesign
+from survey_app.storage.responses import iter_response_rows
+from survey_app.storage.surveys import Question, Survey
+
+AGGREGATE_COLUMNS = (
+    "survey",
+    "question",
+    "category",
+    "question_text",
+    "mechanism",
+    "epsilon",
+    "n",
+    "reported",
+    "reported_rate",
+    "estimate",
+    "std_error",
+    "ci_low",
+    "ci_high",
+    "confidence",
+    "simultaneous_low",
+    "simultaneous_high",
+    "display_estimate",
+    "parameters",
+)
+RESPONSE_COLUMNS = ("survey", "answered_on", "design")
+ESTIMATOR = (
+    "shares: unbiased moment estimator (count/n - p_false)/(p_true - p_false), clipped to "
+    "[0, 1]; numbers: mean of the reports mapped to the answer's scale, clipped to [min, max]"
+)
+INTERVAL_DESCRIPTIONS = {
+    "wilson": "Wilson score interval for the reported rate, mapped through "
+    "(rate - p_false)/(p_true - p_false) and clipped to [0, 1]; never zero width",
+    "clopper-pearson": "Clopper-Pearson exact interval for the reported rate, mapped "
+    "through (rate - p_false)/(p_true - p_false) and clipped to [0, 1]; never zero width",
+}
+MEAN_INTERVAL = (
+    "Student t interval from the reports' sample variance (discrete_laplace, plain numbers); "
+    "Clopper-Pearson on the count of 1s, mapped to the answer's scale (duchi_binary)"
+)
+SIMULTANEOUS = (
+    "simultaneous_low/high: each option's interval at level 1 - (1 - confidence)/k, so with "
+    "the stated confidence every option of a choice question is within its bounds at once"
+)
+DISPLAY = (
+    "display_estimate: the choice estimates projected onto the simplex by norm-sub "
+    "(one common amount subtracted from the positive estimates, negatives set to 0, summing "
+    "to 1); for display only, the unbiased values are in estimate"
+)
+# Spreadsheets run a cell that starts with one of these as a formula (CSV injection).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# Spreadsheets set to a locale whose decimal mark is a comma (German, French, ...) split a
+# CSV line at ";" as well as at ",", and Python's csv module quotes a cell for "," but
+# not for ";": opened there, "a;=cmd|..." becomes two cells, the second a formula. So
+# each piece after a ";" is guarded as if it began a cell (OWASP's CSV injection advice:
+# mind the separators, not only a cell's first character).
+LOCALE_SEPARATOR = ";"
+CHUNK_CHARACTERS = 64 * 1024
+
+
+def neutralize(text: str) -> str:
+    """Survey text as a spreadsheet shows it, never runs it: a leading ' stops formulas,
+    at the start of the cell and after every ";" (a cell's start in some locales)."""
+    return LOCALE_SEPARATOR.join(
+        "'" + piece if piece.startswith(FORMULA_PREFIXES) else piece
+        for piece in text.split(LOCALE_SEPARATOR)
+    )
+
+
+def _decimal(value: float | None) -> str:
+    return "" if value is None else f"{value:.6f}"
+
+
+def csv_chunks(rows: Iterable[Iterable[object]]) -> Iterator[str]:
+    """The rows as CSV text (RFC 4180 quoting, ``\\r\\n`` endings) in ~64 KB pieces.
+
+    Pieces rather than lines: a million one-line HTTP chunks cost the server and the
+    client far more than the CSV itself, while 64 KB keeps memory flat all the same.
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for row in rows:
+        writer.writerow(row)
+        if buffer.tell() >= CHUNK_CHARACTERS:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    if buffer.tell():
+        yield buffer.getvalue()
+
+
+def aggregate_rows(
+    survey: Survey, estimates: Iterable[QuestionEstimate]
+) -> Iterator[dict[str, Any]]:
+    """One mapping per question and category (an option, "yes", or "mean"), full precision;
+    None where a question has no responses yet."""
+    ledger = survey_ledger(survey)
+    for item in estimates:
+        question = item.question
+        common = {
+            "survey": survey.slug,
+            "question": question.key,
+            "question_text": question.text,
+            "mechanism": question.mechanism.name,
+            "epsilon": _epsilon_at_most(ledger.entry(question.key).epsilon_bound),
+            "n": item.n,
+            "parameters": question.mechanism.parameters(),
+        }
+        if question.type == "number":
+            mean = item.mean
+            yield {
+                **common,
+                "category": "mean",
+                "reported": None,
+                "reported_rate": None,
+                **_interval(mean),
+                "simultaneous_low": None,
+                "simultaneous_high": None,
+                "display_estimate": mean and mean.point,
+            }
+            continue
+        for category in item.categories:
+            yield {**common, **_share_row(item, category)}
+
+
+def _share_row(item: QuestionEstimate, category: CategoryEstimate) -> dict[str, Any]:
+    joint = category.simultaneous
+    return {
+        "category": category.category,
+        "reported": category.reported,
+        "reported_rate": item.reported_rate(category),
+        **_interval(category.estimate),
+        "simultaneous_low": joint and joint.low,
+        "simultaneous_high": joint and joint.high,
+        "display_estimate": category.display,
+    }
+
+
+def _interval(estimate: Any) -> dict[str, Any]:
+    """The point, standard error and interval of an Estimate or a MeanEstimate."""
+    return {
+        "estimate": estimate and estimate.point,
+        "unclipped_estimate": estimate and estimate.unclipped,
+        "std_error": estimate and estimate.std_error,
+        "ci_low": estimate and estimate.low,
+        "ci_high": estimate and estimate.high,
+        "confidence": estimate and estimate.confidence,
+        "interval_method": estimate and getattr(estimate, "method", "t"),
+    }
+
+
+def _csv_cell(column: str, value: Any) -> object:
+    if value is None:
+        return ""
+    if column in {"question_text", "category"}:
+        return neutralize(str(value))
+    if column == "parameters":
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    if column == "confidence":
+        return f"{value:g}"
+    if column == "epsilon" and value is not None:
+        return repr(value)  # the 3 decimals people are shown ("1.099"), no padding
+    if isinstance(value, float):
+        return _decimal(value)
+    return value
+
+
+def aggregate_csv(survey: Survey, estimates: Iterable[QuestionEstimate]) -> Iterator[str]:
+    """The aggregate rows as CSV with ``AGGREGATE_COLUMNS``; empty cells where n = 0."""
+    rows = (
+        [_csv_cell(column, row[column]) for column in AGGREGATE_COLUMNS]
+        for row in aggregate_rows(survey, estimates)
+    )
+    return csv_chunks(itertools.chain([AGGREGATE_COLUMNS], rows))
+
+
+def estimates_json(survey: Survey, estimates: Iterable[QuestionEstimate]) -> dict[str, Any]:
+    """The aggregate rows as JSON (full float precision, null for no data)."""
+    return {
+        "survey": survey.slug,
+        "title": survey.title,
+        "rows": list(aggregate_rows(survey, estimates)),
+    }
+
+
+def response_columns(survey: Survey) -> list[str]:
+    """The per-response CSV's header: a column per question, one per option for unary
+    encoding (``key.index``; a dot never occurs in a question key)."""
+    columns = list(RESPONSE_COLUMNS)
+    for question in survey.questions:
+        columns += _question_columns(question)
+    return columns
+
+
+def _response_cells(question: Question) -> Callable[[Any], list[object]]:
+    """How one question's stored value becomes its cells in the per-response CSV."""
+    mechanism = question.mechanism
+    if question.type == "choice" and mechanism.name == "optimized_unary_encoding":
+        width = len(question.options)
+        return lambda v: [""] * width if v is None else [int(bit) for bit in v]
+    if question.type == "choice":
+        return lambda v: ["" if v is None else neutralize(question.options[v])]
+    if mechanism.name == "duchi_binary":
+        offset, scale = mechanism.value_offset, mechanism.value_scale  # type: ignore[attr-defined]
+        return lambda v: ["" if v is None else _decimal(offset + scale * v)]
+    return lambda v: ["" if v is None else v]
+
+
+def responses_csv(db: sqlite_utils.Database, survey: Survey) -> Iterator[str]:
+    """The randomized per-response CSV: one row a response; the codebook says how each
+    question's column is encoded. Values are reports, never true answers."""
+    encoders = [_response_cells(q) for q in survey.questions]
+
+    def cells(row: list[Any]) -> list[object]:
+        answered_on, design, *values = row
+        out: list[object] = [survey.slug, answered_on, design]
+        for encode, value in zip(encoders, values, strict=True):
+            out += encode(value)
+        return out
+
+    rows = map(cells, iter_response_rows(db, survey))
+    return csv_chunks(itertools.chain([response_columns(survey)], rows))
+
+
+def _response_encoding(question: Question) -> str:
+    name = question.mechanism.name
+    if name == "two_coin_randomized_response":
+        return "1 = reported yes, 0 = reported no (randomized)"
+    if name == "generalized_randomized_response":
+        return "the reported option (randomized: the true one with keep_probability)"
+    if name == "optimized_unary_encoding":
+        return (
+            f"columns {question.key}.0 .. {question.key}.{len(question.options) - 1}: "
+            "1 = option's bit reported set (randomized)"
+        )
+    if name == "discrete_laplace":
+        return "the answer plus two-sided geometric noise (may fall outside [min, max])"
+    if name == "duchi_binary":
+        return "the report mapped to the answer's scale: its mean is the unbiased mean"
+    return "the answer as given (not randomized)"
+
+
+# Names R's read.csv cannot keep as they are (make.names appends a dot to them).
+R_RESERVED = frozenset({"if", "else", "repeat", "while", "function", "for", "next", "break", "in"})
+
+
+def r_name(column: str) -> str:
+    """A column's name once R's ``read.csv`` has read it (``make.names``): an "X" before a
+    name that starts with a digit or "_", a dot after a reserved word. Keys are
+    ``[a-z0-9_]+``, so nothing else changes."""
+    name = "X" + column if column[:1].isdigit() or column.startswith("_") else column
+    return name + "." if name in R_RESERVED else name
+
+
+def _question_columns(question: Question) -> list[str]:
+    if question.mechanism.name == "optimized_unary_encoding":
+        return [f"{question.key}.{index}" for index in range(len(question.options))]
+    return [question.key]
+
+
+def _rr_forced_known(question: Question) -> dict[str, Any] | None:
+    """R ``rr``'s forced-response design for a sensitive share, or None (numbers, plain).
+
+    ``rrreg`` models P(report 1 | x) = p1 + p·logistic(xᵀβ) with p + p0 + p1 = 1 (it checks
+    the sum): so p = p_true - p_false, p1 = p_false (a "yes" whatever the truth) and p0 =
+    1 - p_true (a "no" whatever the truth). Two coins: p = t, p1 = (1-t)f, p0 = (1-t)(1-f).
+    A choice option, against the rest: GRR p1 = q, p0 = 1 - p; OUE p1 = q, p0 = ½.
+    Computed in exact fractions, so the three floats sum to 1 to R's 10 digits.
+    """
+    mechanism = question.mechanism
+    if isinstance(mechanism, TwoCoinDesign):
+        t = Fraction(mechanism.truth_probability)
+        f = Fraction(mechanism.forced_yes_probability)
+        p_true, p_false = t + (1 - t) * f, (1 - t) * f
+    elif isinstance(mechanism, GeneralizedRandomizedResponse):
+        p_true, p_false = mechanism.keep_probability, mechanism.other_probability
+    elif isinstance(mechanism, OptimizedUnaryEncoding):
+        p_true, p_false = mechanism.one_probability, mechanism.flip_to_one_probability
+    else:
+        return None
+    rr: dict[str, Any] = {
+        "design": "forced-known",
+        "p": float(p_true - p_false),
+        "p1": float(p_false),
+        "p0": float(1 - p_true),
+    }
+    key = r_name(question.key)
+    if isinstance(mechanism, GeneralizedRandomizedResponse):
+        rr["outcome"] = (
+            f"one option against the rest: as.integer(d${key} == OPTION), OPTION the option's text"
+        )
+    elif isinstance(mechanism, OptimizedUnaryEncoding):
+        rr["outcome"] = f"one option against the rest: the column {key}.INDEX (0 or 1)"
+    return rr
+
+
+def _epsilon_at_most(bound: Fraction) -> float:
+    """An ε for an export: the 3-decimal figure people are shown, rounded up. A float
+    computed from the parameters can sit just below the truth (1.0 printed as
+    0.9999999999999998); the float of a 3-decimal number prints as those decimals."""
+    return float(shown_epsilon(bound))
+
+
+def codebook(
+    survey: Survey, kind: str, confidence: float, method: str, app_version: str
+) -> dict[str, Any]:
+    """Provenance for an export: enough to analyse it without this app.
+
+    Every question's mechanism with its exact parameters and ε (the ledger): ``epsilon``
+    is the decimal people are shown, rounded up (likewise the per-respondent total); the
+    exact parameters are there for anyone who needs more digits. For a
+    sensitive yes/no question or choice option, ``r_rr_package`` gives R's ``rr``
+    forced-response parameters (``_rr_forced_known``); per-response codebooks name each
+    question's columns as R's ``read.csv`` will (``r_columns``).
+    """
+    ledger = survey_ledger(survey)
+    questions = []
+    for question, entry in zip(survey.questions, ledger, strict=True):
+        described: dict[str, Any] = {
+            "key": entry.key,
+            "text": entry.text,
+            "type": entry.type,
+            "sensitive": entry.sensitive,
+            "required": question.required,
+            "mechanism": entry.mechanism,
+            "parameters": entry.parameters,
+            "epsilon": _epsilon_at_most(entry.epsilon_bound),
+            "how": entry.how,
+        }
+        if question.type == "choice":
+            described["options"] = list(question.options)
+        if question.type == "number":
+            described["min"], described["max"] = question.min, question.max
+        rr = _rr_forced_known(question)
+        if rr is not None:
+            described["r_rr_package"] = rr
+        if kind == "responses":
+            described["encoding"] = _response_encoding(question)
+            described["r_columns"] = [r_name(column) for column in _question_columns(question)]
+        questions.append(described)
+    book: dict[str, Any] = {
+        "survey": survey.slug,
+        "title": survey.title,
+        "export": kind,
+        "exported_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "app_version": app_version,
+        "design": survey.design,
+        "epsilon_per_respondent": _epsilon_at_most(ledger.epsilon_bound),
+        "composition": "basic: the per-respondent ε is the sum of the questions' ε",
+        "questions": questions,
+    }
+    if kind == "aggregate":
+        book["estimator"] = ESTIMATOR
+        book["interval_method"] = method
+        book["interval"] = INTERVAL_DESCRIPTIONS[method]
+        book["mean_interval"] = MEAN_INTERVAL
+        book["simultaneous"] = SIMULTANEOUS
+        book["display_estimate"] = DISPLAY
+        book["confidence"] = confidence
+        book["columns"] = list(AGGREGATE_COLUMNS)
+    else:
+        book["columns"] = response_columns(survey)
+        book["values"] = "randomized reports, not true answers; empty = question skipped"
+    return book

@@ -1,0 +1,110 @@
+"""Per-question estimates from the running tallies: O(questions), never O(responses).
+
+Every question type reduces to two shapes. A yes/no answer and each option of a choice
+are *shares*: the count of reports in that category is Binomial(n, p_false + (p_true -
+p_false)·π), so one estimator with the mechanism's two probabilities serves them all
+(a plain question has p_true = 1, p_false = 0). A number is a *mean* of the reports
+mapped back to the answer's scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+import sqlite_utils
+
+from survey_app.privacy import (
+    DEFAULT_INTERVAL_METHOD,
+    Estimate,
+    MeanEstimate,
+    NumericMechanism,
+    estimate_choice,
+    estimate_proportion,
+)
+from survey_app.privacy.means import estimate_number_mean
+from survey_app.storage.surveys import Question, Survey
+from survey_app.storage.tallies import Cells, read_tallies
+
+
+@dataclass(frozen=True)
+class CategoryEstimate:
+    """One share: "yes" of a yes/no question, or one option of a choice question.
+
+    ``simultaneous`` holds for every option of the question at once (the union bound);
+    for a yes/no question it is the same as ``estimate``. ``display`` is the point shown
+    in plots: for a choice, the estimates projected onto the simplex (they sum to 1).
+    """
+
+    category: str
+    reported: int
+    estimate: Estimate | None
+    simultaneous: Estimate | None
+    display: float | None
+
+
+@dataclass(frozen=True)
+class QuestionEstimate:
+    question: Question
+    n: int
+    categories: tuple[CategoryEstimate, ...] = ()
+    mean: MeanEstimate | None = None  # number questions; None without responses
+
+    def reported_rate(self, category: CategoryEstimate) -> float | None:
+        return category.reported / self.n if self.n else None
+
+
+def survey_estimates(
+    db: sqlite_utils.Database,
+    survey: Survey,
+    confidence: float = 0.95,
+    method: str = DEFAULT_INTERVAL_METHOD,
+) -> list[QuestionEstimate]:
+    tallies = read_tallies(db, survey)
+    return [
+        question_estimate(question, tallies[question.id], confidence, method)
+        for question in survey.questions
+    ]
+
+
+def question_estimate(
+    question: Question, cells: Cells, confidence: float, method: str
+) -> QuestionEstimate:
+    n = cells.get("n", 0)
+    mechanism = question.mechanism
+    if question.type == "number":
+        mean = estimate_number_mean(
+            cast(NumericMechanism, mechanism),
+            n,
+            cells.get("sum", 0),
+            cells.get("sum_squares", 0),
+            confidence,
+        )
+        return QuestionEstimate(question, n, mean=mean)
+    p_true, p_false = mechanism.p_true, mechanism.p_false  # type: ignore[attr-defined]
+    if question.type == "yes_no":
+        yes = cells.get("yes", 0)
+        estimate = estimate_proportion(yes, n, p_true, p_false, confidence, method)
+        point = estimate.point if estimate else None
+        return QuestionEstimate(
+            question, n, (CategoryEstimate("yes", yes, estimate, estimate, point),)
+        )
+    counts = [cells.get(str(index), 0) for index in range(len(question.options))]
+    choice = estimate_choice(counts, n, p_true, p_false, confidence, method)
+    if choice is None:
+        categories = tuple(
+            CategoryEstimate(option, 0, None, None, None) for option in question.options
+        )
+    else:
+        categories = tuple(
+            CategoryEstimate(option, count, single, joint, shown)
+            for option, count, single, joint, shown in zip(
+                question.options,
+                counts,
+                choice.options,
+                choice.simultaneous,
+                choice.display,
+                strict=True,
+            )
+        )
+    return QuestionEstimate(question, n, categories)

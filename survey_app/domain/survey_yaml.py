@@ -1,0 +1,86 @@
+"""A ``SurveyDefinition`` written back out as a survey file (YAML) that parses to it again.
+
+For a survey whose original file was not kept, and for anyone who needs a definition as
+text: the survey comes back in the form its author would have written, keys in
+documentation order, most defaults left out, ε as the decimal it was written as.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import TypeVar
+
+import yaml
+
+from survey_app.domain.definitions import (
+    DEFAULT_LANGUAGES,
+    DEFAULT_MECHANISM,
+    QuestionDefinition,
+    SurveyDefinition,
+)
+
+T = TypeVar("T")
+
+
+def definition_yaml(definition: SurveyDefinition) -> str:
+    """YAML text that ``parse_definition`` reads back as an equal definition."""
+    languages = definition.languages
+    texts = {code: definition.texts(code) for code in languages}
+    survey: dict[str, object] = {"slug": definition.slug}
+    if languages != DEFAULT_LANGUAGES:
+        survey["languages"] = list(languages)
+    survey["title"] = _per_language({c: t.title for c, t in texts.items()}, languages)
+    if definition.description:
+        survey["description"] = _per_language(
+            {c: t.description for c, t in texts.items()}, languages
+        )
+    if definition.access != "open":
+        survey["access"] = definition.access
+    if definition.consent:
+        survey["consent"] = _per_language({c: t.consent for c, t in texts.items()}, languages)
+    if definition.contact:
+        survey["contact"] = _per_language({c: t.contact for c, t in texts.items()}, languages)
+    if definition.max_epsilon is not None:
+        survey["max_epsilon"] = _decimal(definition.max_epsilon)
+    survey["questions"] = [_question(question, languages) for question in definition.questions]
+    return yaml.safe_dump(survey, allow_unicode=True, sort_keys=False, width=88)
+
+
+def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[str, object]:
+    texts = {code: question.texts(code) for code in languages}
+    item: dict[str, object] = {
+        "key": question.key,
+        "text": _per_language({c: t.text for c, t in texts.items()}, languages),
+        "type": question.type,
+    }
+    if not question.sensitive:
+        item["sensitive"] = False
+    if not question.required:
+        item["required"] = False
+    if question.epsilon is not None:
+        item["epsilon"] = _decimal(question.epsilon)
+    if question.mechanism != DEFAULT_MECHANISM:
+        item["mechanism"] = question.mechanism
+    if question.type == "choice":
+        item["options"] = [
+            _per_language({c: t.options[index] for c, t in texts.items()}, languages)
+            for index in range(len(question.options))
+        ]
+    if question.type == "number":
+        item["min"] = question.min
+        item["max"] = question.max
+    return item
+
+
+def _per_language(values: dict[str, T], languages: tuple[str, ...]) -> T | dict[str, T]:
+    """A one-language survey's texts are plain strings; otherwise one entry per language,
+    the main one first."""
+    if len(languages) == 1:
+        return values[languages[0]]
+    return {code: values[code] for code in languages}
+
+
+def _decimal(value: Fraction) -> int | float:
+    """ε and max_epsilon have at most three decimals and stay below 10⁴, so the float's
+    shortest representation, which YAML writes, is exactly the decimal."""
+    return value.numerator if value.denominator == 1 else float(value)

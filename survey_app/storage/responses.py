@@ -1,0 +1,146 @@
+"""Storing randomized responses: once per submission, with the counters in step.
+
+Everything that reaches this module is already randomized (in the browser, or by the
+respond blueprint before it calls in here); nothing here ever sees a true answer.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from survey_app.domain.answers import Report, Stored, from_stored, to_stored
+from survey_app.storage.database import erase_write_ahead_log, write_transaction
+from survey_app.storage.invitations import release_invitation, use_invitation
+from survey_app.storage.surveys import Survey
+from survey_app.storage.tallies import add_to_tallies
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """Exactly the stored row, shown to the respondent after submitting (invariant 5).
+
+    ``design`` is the fingerprint of the mechanisms (with their exact parameters) that
+    the reports went through; ``reported`` holds None for a skipped question.
+    """
+
+    survey_slug: str
+    answered_on: str
+    design: str
+    reported: dict[str, Report | None]
+
+
+class SubmissionConflictError(ValueError):
+    """The submission id was already used for another survey."""
+
+
+def find_response(
+    db: sqlite_utils.Database, survey: Survey, submission_id: str
+) -> StoredResponse | None:
+    """The response stored under this submission id, so a retried POST is answered alike."""
+    row = db.execute(
+        "SELECT survey_id, answered_on, design, answers FROM responses WHERE submission_id = ?",
+        [submission_id],
+    ).fetchone()
+    if row is None:
+        return None
+    survey_id, answered_on, design, answers = row
+    if survey_id != survey.id:
+        raise SubmissionConflictError("this submission id belongs to another survey")
+    stored: dict[str, Stored] = json.loads(answers)
+    return StoredResponse(
+        survey_slug=survey.slug,
+        answered_on=answered_on,
+        design=design,
+        reported={q.key: from_stored(q, stored.get(q.key)) for q in survey.questions},
+    )
+
+
+def record_response(
+    db: sqlite_utils.Database,
+    survey: Survey,
+    reported: Mapping[str, Report | None],
+    submission_id: str,
+    invitation: str | None = None,
+) -> StoredResponse:
+    """Store one randomized response and add it to the tallies, in one short transaction.
+
+    A submission id already stored returns the earlier response unchanged: a retry must
+    not add a second, freshly randomized copy (two copies would weaken the protection).
+    Plain SQL on purpose: this is the one write on the hot path, and it must stay as short
+    as the lock it holds.
+
+    For a survey by invitation the token is used up first, in a commit of its own that is
+    checkpointed out of the WAL before the response's commit (``invitations``: a copy of
+    the live files must not show the two together); then the response's commit is
+    checkpointed too, so the WAL holds it only briefly. An unusable token raises
+    InvitationError, a WAL that cannot be emptied InvitationBusyError, and nothing is
+    stored. If storing fails after the token was used, the token is opened again.
+    """
+    if set(reported) != {q.key for q in survey.questions}:
+        raise ValueError("a response must list exactly the survey's questions")
+    stored = StoredResponse(
+        survey_slug=survey.slug,
+        answered_on=datetime.date.today().isoformat(),
+        design=survey.design,
+        reported=dict(reported),
+    )
+    answers = json.dumps({q.key: to_stored(q, reported[q.key]) for q in survey.questions})
+    if not survey.by_invitation:
+        return _store(db, survey, stored, submission_id, answers)
+    existing = find_response(db, survey, submission_id)
+    if existing is not None:
+        return existing
+    use_invitation(db, survey, invitation)
+    assert invitation is not None  # use_invitation refuses a missing token
+    try:
+        kept = _store(db, survey, stored, submission_id, answers)
+    except BaseException:
+        release_invitation(db, survey, invitation)
+        raise
+    if kept is not stored:  # the same form, sent at once with another link, got there first
+        release_invitation(db, survey, invitation)
+    erase_write_ahead_log(db)  # failing is harmless: the use left the WAL already
+    return kept
+
+
+def _store(
+    db: sqlite_utils.Database,
+    survey: Survey,
+    stored: StoredResponse,
+    submission_id: str,
+    answers: str,
+) -> StoredResponse:
+    """The response's own transaction: the row, the survey's count and the tallies."""
+    with write_transaction(db):
+        existing = find_response(db, survey, submission_id)
+        if existing is not None:
+            return existing
+        db.execute(
+            "INSERT INTO responses (submission_id, survey_id, answered_on, design, answers) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [submission_id, survey.id, stored.answered_on, stored.design, answers],
+        )
+        db.execute("UPDATE surveys SET responses = responses + 1 WHERE id = ?", [survey.id])
+        add_to_tallies(db, survey, stored.reported)
+    return stored
+
+
+def iter_response_rows(db: sqlite_utils.Database, survey: Survey) -> Iterator[list[object]]:
+    """Every stored response as [day, design, stored value per question].
+
+    Read with a plain cursor in storage order, one row at a time: exports of a million
+    rows stream through here, so nothing is collected and no per-row object is built.
+    """
+    keys = [q.key for q in survey.questions]
+    cursor = db.execute(
+        "SELECT answered_on, design, answers FROM responses WHERE survey_id = ? ORDER BY id",
+        [survey.id],
+    )
+    for answered_on, design, answers in cursor:
+        reported = json.loads(answers)
+        yield [answered_on, design, *(reported.get(key) for key in keys)]

@@ -1,0 +1,513 @@
+"""Surveys in the database: storing a validated definition, looking surveys up, and
+replacing or deleting a draft nobody has answered yet."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, TypeVar
+
+import sqlite_utils
+
+from survey_app.domain.definitions import (
+    DEFAULT_LANGUAGES,
+    QuestionDefinition,
+    QuestionTexts,
+    SurveyDefinition,
+    SurveyDefinitionError,
+    SurveyTexts,
+    parse_definition,
+)
+from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
+from survey_app.domain.survey_yaml import definition_yaml
+from survey_app.privacy import Mechanism, mechanism_from_parameters
+from survey_app.storage.database import write_transaction
+
+STATUSES = ("draft", "open", "closed")
+
+
+class SurveyExistsError(ValueError):
+    """A survey with that slug is already stored; slugs are public URLs and stay unique."""
+
+
+class SurveyNotDraftError(ValueError):
+    """Only a draft nobody has answered may be replaced or deleted: once a survey is open,
+    its questions and mechanisms are what its responses were randomized under."""
+
+
+Texts = TypeVar("Texts", QuestionTexts, SurveyTexts)
+
+
+def _swapped(
+    translations: dict[str, Texts], shown: str, current: str, current_texts: Texts
+) -> dict[str, Texts]:
+    """The other languages' texts once ``shown`` takes the place of ``current``."""
+    others = {code: texts for code, texts in translations.items() if code != shown}
+    return {**others, current: current_texts}
+
+
+@dataclass(frozen=True)
+class Question:
+    """A stored question with the mechanism its answers go through.
+
+    ``mechanism`` is rebuilt from the exact parameters stored with the question, so the ε
+    shown and exported is the one of the coins actually flipped. ``requested_epsilon`` is
+    the survey file's number as written (None: the type's default).
+    """
+
+    id: int
+    key: str
+    text: str
+    type: str
+    mechanism: Mechanism
+    sensitive: bool = True
+    required: bool = True
+    options: tuple[str, ...] = ()
+    min: int | None = None
+    max: int | None = None
+    requested_epsilon: str | None = None
+    #: Text and options in the survey's languages other than the one ``text`` is in.
+    translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
+
+    def shown_in(self, language: str, current: str) -> Question:
+        """This question in ``language``, given that its fields are in ``current``."""
+        if language not in self.translations:
+            return self
+        wanted = self.translations[language]
+        return dataclasses.replace(
+            self,
+            text=wanted.text,
+            options=wanted.options,
+            translations=_swapped(
+                self.translations, language, current, QuestionTexts(self.text, self.options)
+            ),
+        )
+
+    @property
+    def epsilon(self) -> float:
+        """What answering this question costs (0 for a plain one: stored as given)."""
+        return self.mechanism.epsilon if self.sensitive else 0.0
+
+
+@dataclass(frozen=True)
+class Survey:
+    id: int
+    slug: str
+    title: str
+    description: str
+    questions: tuple[Question, ...]
+    status: str = "open"
+    access: str = "open"
+    owner_id: int | None = None
+    consent: str = ""
+    contact: str = ""
+    max_epsilon: str | None = None
+    design: str = ""
+    #: The languages its texts are given in; the first is the main one (exports, CSV).
+    languages: tuple[str, ...] = DEFAULT_LANGUAGES
+    #: Title, description, consent and contact in every language of ``languages`` but the
+    #: one the fields above are in: on a stored survey, the main language.
+    translations: dict[str, SurveyTexts] = field(default_factory=dict, hash=False)
+
+    def localized(self, language: str) -> Survey:
+        """This survey with its texts in ``language``, or in its main language if
+        ``language`` is not one of its own.
+
+        Only words change: keys, option order (the option indexes sent and stored),
+        mechanisms and the design are the same in every language. A localized survey can
+        be localized again, to any of its languages.
+        """
+        wanted = language if language in self.languages else self.languages[0]
+        if wanted not in self.translations:
+            return self  # already in that language
+        current = next(code for code in self.languages if code not in self.translations)
+        texts = self.translations[wanted]
+        return dataclasses.replace(
+            self,
+            title=texts.title,
+            description=texts.description,
+            consent=texts.consent,
+            contact=texts.contact,
+            questions=tuple(question.shown_in(wanted, current) for question in self.questions),
+            translations=_swapped(
+                self.translations,
+                wanted,
+                current,
+                SurveyTexts(self.title, self.description, self.consent, self.contact),
+            ),
+        )
+
+    @property
+    def accepts_responses(self) -> bool:
+        return self.status == "open"
+
+    @property
+    def by_invitation(self) -> bool:
+        return self.access == "invitation"
+
+    @property
+    def sensitive_questions(self) -> tuple[Question, ...]:
+        return tuple(question for question in self.questions if question.sensitive)
+
+    @property
+    def epsilon_total(self) -> float:
+        """What answering the whole survey costs one respondent (basic composition)."""
+        return sum(question.epsilon for question in self.questions)
+
+    def parameters_by_key(self) -> dict[str, dict[str, Any]]:
+        """Every sensitive question's mechanism parameters, as the browser receives them."""
+        return {q.key: q.mechanism.parameters() for q in self.sensitive_questions}
+
+
+def store_survey(
+    db: sqlite_utils.Database,
+    definition: SurveyDefinition,
+    owner_id: int | None = None,
+    status: str = "open",
+) -> Survey:
+    """Store a validated definition with its questions and their design, all or nothing."""
+    parameters = _parameters(definition)
+    with write_transaction(db):
+        _refuse_taken_slug(db, definition.slug)
+        survey_id = (
+            db.table("surveys")
+            .insert(
+                {
+                    **_survey_row(definition, parameters),
+                    "created_on": datetime.date.today().isoformat(),
+                    "owner_id": owner_id,
+                    "status": status,
+                }
+            )
+            .last_pk
+        )
+        assert isinstance(survey_id, int)
+        _insert_design_and_questions(db, survey_id, definition, parameters)
+    return _stored(db, definition.slug)
+
+
+def replace_draft(
+    db: sqlite_utils.Database, survey: Survey, definition: SurveyDefinition
+) -> Survey:
+    """Put a new definition in place of a draft nobody has answered, all or nothing.
+
+    The survey keeps its id, owner, viewers and creation day; everything the definition
+    says (slug included, if the new one is free) is replaced. Raises
+    ``SurveyNotDraftError`` if the survey is no longer such a draft, ``SurveyExistsError``
+    if another survey has the new slug.
+    """
+    parameters = _parameters(definition)
+    with write_transaction(db):
+        _require_unanswered_draft(db, survey)
+        _refuse_taken_slug(db, definition.slug, survey.id)
+        _delete_design_and_questions(db, survey.id)
+        db.table("surveys").update(survey.id, _survey_row(definition, parameters))
+        _insert_design_and_questions(db, survey.id, definition, parameters)
+    return _stored(db, definition.slug)
+
+
+def delete_draft(db: sqlite_utils.Database, survey: Survey) -> None:
+    """Delete a draft nobody has answered, with its questions, viewers and invitations.
+
+    Raises ``SurveyNotDraftError`` otherwise: a survey with responses is never deleted.
+    """
+    with write_transaction(db):
+        _require_unanswered_draft(db, survey)
+        _delete_design_and_questions(db, survey.id)
+        db.execute("DELETE FROM invitations WHERE survey_id = ?", [survey.id])
+        db.execute("DELETE FROM survey_viewers WHERE survey_id = ?", [survey.id])
+        db.execute("DELETE FROM surveys WHERE id = ?", [survey.id])
+
+
+def survey_source(db: sqlite_utils.Database, survey: Survey) -> str:
+    """The survey's definition as YAML: the text it was stored from, comments and all,
+    when that text reads as YAML; else YAML generated from the stored survey (surveys
+    stored before sources were kept, or from JSON that YAML reads otherwise), which
+    imports back to the same survey."""
+    row = db.execute("SELECT source FROM surveys WHERE id = ?", [survey.id]).fetchone()
+    if row is not None and row[0]:
+        try:
+            parse_definition(row[0], fmt="yaml")
+        except SurveyDefinitionError:
+            pass
+        else:
+            return str(row[0])
+    return definition_yaml(_as_definition(survey))
+
+
+def _parameters(definition: SurveyDefinition) -> dict[str, dict[str, Any]]:
+    """Each question's mechanism parameters by key: the design the survey will run."""
+    return {q.key: question_mechanism(q).parameters() for q in definition.questions}
+
+
+def _stored(db: sqlite_utils.Database, slug: str) -> Survey:
+    survey = get_survey(db, slug)
+    assert survey is not None
+    return survey
+
+
+def _refuse_taken_slug(db: sqlite_utils.Database, slug: str, survey_id: int = 0) -> None:
+    """Inside the writing transaction, so two imports cannot both take one slug."""
+    if db.execute("SELECT 1 FROM surveys WHERE slug = ? AND id != ?", [slug, survey_id]).fetchone():
+        raise SurveyExistsError(f"a survey with slug {slug!r} already exists")
+
+
+def _require_unanswered_draft(db: sqlite_utils.Database, survey: Survey) -> None:
+    """Checked inside the writing transaction: a response or an opening that came in since
+    ``survey`` was read wins over the edit."""
+    row = db.execute(
+        "SELECT status, EXISTS (SELECT 1 FROM responses WHERE survey_id = s.id) "
+        "FROM surveys s WHERE id = ?",
+        [survey.id],
+    ).fetchone()
+    if row is None:
+        raise SurveyNotDraftError(f"survey {survey.slug!r} no longer exists")
+    if row[0] != "draft":
+        raise SurveyNotDraftError(f"survey {survey.slug!r} is {row[0]}, not a draft")
+    if row[1]:
+        raise SurveyNotDraftError(f"survey {survey.slug!r} already has responses")
+
+
+def _survey_row(
+    definition: SurveyDefinition, parameters: dict[str, dict[str, Any]]
+) -> dict[str, object]:
+    """The survey's columns that its definition decides."""
+    return {
+        "slug": definition.slug,
+        "title": definition.title,
+        "description": definition.description,
+        "access": definition.access,
+        "consent": definition.consent,
+        "contact": definition.contact,
+        "max_epsilon": _decimal_text(definition.max_epsilon),
+        "design": survey_fingerprint(parameters),
+        "languages": json.dumps(definition.languages),
+        "translations": json.dumps(
+            {code: dataclasses.asdict(texts) for code, texts in definition.translations.items()},
+            ensure_ascii=False,
+        ),
+        "source": definition.source or None,
+    }
+
+
+def _insert_design_and_questions(
+    db: sqlite_utils.Database,
+    survey_id: int,
+    definition: SurveyDefinition,
+    parameters: dict[str, dict[str, Any]],
+) -> None:
+    db.table("designs").insert(
+        {
+            "fingerprint": survey_fingerprint(parameters),
+            "survey_id": survey_id,
+            "questions": json.dumps(parameters, sort_keys=True),
+        },
+        ignore=True,
+    )
+    db.table("questions").insert_all(
+        {
+            "survey_id": survey_id,
+            "position": position,
+            "key": question.key,
+            "text": question.text,
+            "type": question.type,
+            "sensitive": int(question.sensitive),
+            "required": int(question.required),
+            "options": json.dumps(question.options) if question.type == "choice" else None,
+            "min": question.min,
+            "max": question.max,
+            "requested_epsilon": _decimal_text(question.epsilon),
+            "parameters": json.dumps(parameters[question.key], sort_keys=True),
+            "translations": json.dumps(
+                {
+                    code: {"text": texts.text, "options": list(texts.options)}
+                    for code, texts in question.translations.items()
+                },
+                ensure_ascii=False,
+            ),
+        }
+        for position, question in enumerate(definition.questions)
+    )
+
+
+def _delete_design_and_questions(db: sqlite_utils.Database, survey_id: int) -> None:
+    """Remove a draft's questions and its design. A design row is shared by every survey
+    with the same fingerprint and names the first that stored it; one another survey still
+    runs is handed over to that survey instead of deleted."""
+    db.execute(
+        "DELETE FROM tallies WHERE question_id IN (SELECT id FROM questions WHERE survey_id = ?)",
+        [survey_id],
+    )
+    db.execute("DELETE FROM questions WHERE survey_id = ?", [survey_id])
+    db.execute(
+        "UPDATE designs SET survey_id = (SELECT min(s.id) FROM surveys s "
+        "WHERE s.design = designs.fingerprint AND s.id != :survey) "
+        "WHERE survey_id = :survey AND EXISTS (SELECT 1 FROM surveys s "
+        "WHERE s.design = designs.fingerprint AND s.id != :survey)",
+        {"survey": survey_id},
+    )
+    db.execute("DELETE FROM designs WHERE survey_id = ?", [survey_id])
+
+
+def _decimal_text(value: Fraction | None) -> str | None:
+    """A number from the survey file, kept as the decimal it was written as."""
+    if value is None:
+        return None
+    return (
+        str(value.numerator)
+        if value.denominator == 1
+        else str(Decimal(value.numerator) / value.denominator)
+    )
+
+
+def _as_definition(survey: Survey) -> SurveyDefinition:
+    """The definition that stores as this survey: the same words in every language, the
+    same ε as written, and each mechanism named as stored (what ``auto`` chose), so the
+    re-imported survey has the same design."""
+    survey = survey.localized(survey.languages[0])
+    return SurveyDefinition(
+        slug=survey.slug,
+        title=survey.title,
+        description=survey.description,
+        questions=tuple(
+            QuestionDefinition(
+                key=q.key,
+                text=q.text,
+                type=q.type,
+                epsilon=Fraction(q.requested_epsilon) if q.requested_epsilon else None,
+                mechanism=file_mechanism_name(q.mechanism),
+                options=q.options,
+                min=q.min,
+                max=q.max,
+                sensitive=q.sensitive,
+                required=q.required,
+                translations=q.translations,
+            )
+            for q in survey.questions
+        ),
+        access=survey.access,
+        max_epsilon=Fraction(survey.max_epsilon) if survey.max_epsilon else None,
+        consent=survey.consent,
+        contact=survey.contact,
+        languages=survey.languages,
+        translations=survey.translations,
+    )
+
+
+_SURVEY_COLUMNS = (
+    "id, slug, title, description, status, access, owner_id, consent, contact, max_epsilon, "
+    "design, languages, translations"
+)
+_QUESTION_COLUMNS = (
+    "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
+    "translations"
+)
+
+
+def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
+    row = db.execute(
+        f"SELECT {_SURVEY_COLUMNS} FROM surveys WHERE slug = ?",  # noqa: S608
+        [slug],
+    ).fetchone()
+    if row is None:
+        return None
+    questions = tuple(
+        Question(
+            id=q["id"],
+            key=q["key"],
+            text=q["text"],
+            type=q["type"],
+            mechanism=mechanism_from_parameters(json.loads(q["parameters"])),
+            sensitive=bool(q["sensitive"]),
+            required=bool(q["required"]),
+            options=tuple(json.loads(q["options"])) if q["options"] else (),
+            min=q["min"],
+            max=q["max"],
+            requested_epsilon=q["requested_epsilon"],
+            translations={
+                code: QuestionTexts(texts["text"], tuple(texts["options"]))
+                for code, texts in json.loads(q["translations"]).items()
+            },
+        )
+        for q in db.query(
+            f"SELECT {_QUESTION_COLUMNS} FROM questions "  # noqa: S608
+            "WHERE survey_id = ? ORDER BY position",
+            [row[0]],
+        )
+    )
+    return Survey(
+        id=row[0],
+        slug=row[1],
+        title=row[2],
+        description=row[3],
+        questions=questions,
+        status=row[4],
+        access=row[5],
+        owner_id=row[6],
+        consent=row[7],
+        contact=row[8],
+        max_epsilon=row[9],
+        design=row[10],
+        languages=tuple(json.loads(row[11])),
+        translations={code: SurveyTexts(**texts) for code, texts in json.loads(row[12]).items()},
+    )
+
+
+# Who may see a survey's results: its owner, researchers it is shared with, and, for a
+# survey nobody owns, every researcher.
+_VISIBLE_TO = (
+    "(s.owner_id IS NULL OR s.owner_id = :researcher OR EXISTS (SELECT 1 FROM survey_viewers v "
+    "WHERE v.survey_id = s.id AND v.researcher_id = :researcher))"
+)
+_SUMMARY = "SELECT s.slug, s.title, s.status, s.access, s.responses FROM surveys s"
+
+
+def list_public_surveys(db: sqlite_utils.Database) -> list[dict[str, object]]:
+    """Surveys anyone may answer: open, and not by invitation only."""
+    return list(
+        db.query(f"{_SUMMARY} WHERE s.status = 'open' AND s.access = 'open' ORDER BY title")
+    )
+
+
+def list_visible_surveys(db: sqlite_utils.Database, researcher_id: int) -> list[dict[str, object]]:
+    """The surveys whose results this researcher may see, with response counts."""
+    return list(
+        db.query(f"{_SUMMARY} WHERE {_VISIBLE_TO} ORDER BY title", {"researcher": researcher_id})
+    )
+
+
+def can_see(db: sqlite_utils.Database, survey: Survey, researcher_id: int) -> bool:
+    row = db.execute(
+        f"SELECT 1 FROM surveys s WHERE s.id = :survey AND {_VISIBLE_TO}",  # noqa: S608
+        {"survey": survey.id, "researcher": researcher_id},
+    ).fetchone()
+    return row is not None
+
+
+def set_status(db: sqlite_utils.Database, survey: Survey, status: str) -> None:
+    if status not in STATUSES:
+        raise ValueError(f"status must be one of {', '.join(STATUSES)}")
+    with write_transaction(db):
+        db.execute("UPDATE surveys SET status = ? WHERE id = ?", [status, survey.id])
+
+
+def share_survey(db: sqlite_utils.Database, survey: Survey, researcher_id: int) -> None:
+    """Let another researcher view a survey's results (idempotent)."""
+    with write_transaction(db):
+        db.execute(
+            "INSERT OR IGNORE INTO survey_viewers (survey_id, researcher_id) VALUES (?, ?)",
+            [survey.id, researcher_id],
+        )
+
+
+def survey_response_count(db: sqlite_utils.Database, survey: Survey) -> int:
+    row = db.execute("SELECT responses FROM surveys WHERE id = ?", [survey.id]).fetchone()
+    return int(row[0])
+
+
+def count_surveys(db: sqlite_utils.Database) -> int:
+    return int(db.execute("SELECT count(*) FROM surveys").fetchone()[0])

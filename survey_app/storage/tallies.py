@@ -1,0 +1,180 @@
+"""The running tallies: per question, the counts and sums every estimate is made from.
+
+A tally cell is a (question, name) pair holding an integer: ``n`` counts the question's
+answered responses (skips excluded); ``yes`` counts reported "yes"; a choice question
+has one cell per option index (for unary encoding: per bit set); a number question has
+``sum`` and ``sum_squares`` of its reports. They change in the same transaction as each
+response, so estimates never scan the responses; ``recount`` rebuilds them from the
+responses to check that.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from survey_app.domain.answers import Report
+from survey_app.storage.database import write_transaction
+from survey_app.storage.surveys import Question, Survey
+
+Cells = dict[str, int]
+
+
+def increments(question: Question, report: Report | None) -> Iterator[tuple[str, int]]:
+    """The cells one report adds to; nothing for a skipped question."""
+    if report is None:
+        return
+    yield "n", 1
+    if question.type == "yes_no":
+        yield "yes", int(report)  # type: ignore[arg-type]
+    elif isinstance(report, tuple):
+        yield from ((str(index), 1) for index, bit in enumerate(report) if bit)
+    elif question.type == "choice":
+        yield str(report), 1
+    else:
+        assert isinstance(report, int)
+        yield "sum", report
+        yield "sum_squares", report * report
+
+
+def add_to_tallies(
+    db: sqlite_utils.Database, survey: Survey, reports: dict[str, Report | None]
+) -> None:
+    """Add one response; call inside its write transaction."""
+    rows = [
+        (question.id, cell, amount)
+        for question in survey.questions
+        for cell, amount in increments(question, reports[question.key])
+    ]
+    db.conn.executemany(
+        "INSERT INTO tallies (question_id, cell, value) VALUES (?, ?, ?) "
+        "ON CONFLICT (question_id, cell) DO UPDATE SET value = value + excluded.value",
+        rows,
+    )
+
+
+def read_tallies(db: sqlite_utils.Database, survey: Survey) -> dict[int, Cells]:
+    """Every question's cells (a missing cell is 0)."""
+    tallies: dict[int, Cells] = {question.id: {} for question in survey.questions}
+    for question_id, cell, value in db.execute(
+        "SELECT t.question_id, t.cell, t.value FROM tallies t JOIN questions q "
+        "ON q.id = t.question_id WHERE q.survey_id = ?",
+        [survey.id],
+    ):
+        tallies[question_id][cell] = value
+    return tallies
+
+
+def _cell_sums(question: Question, squares: str = "sum") -> list[tuple[str, str]]:
+    """(cell, SQL aggregate over the stored answers) for recounting one question.
+
+    ``{v}`` stands for the question's stored value, ``json_extract(answers, '$."key"')``.
+    ``squares`` sums the squares of numbers: ``sum`` exactly, in 64-bit integers.
+    """
+    if question.type == "yes_no":
+        return [("n", "count({v})"), ("yes", "sum({v})")]
+    if question.type == "choice":
+        unary = question.mechanism.name == "optimized_unary_encoding"
+        return [("n", "count({v})")] + [
+            (str(i), f"sum(substr({{v}}, {i + 1}, 1) = '1')" if unary else f"sum({{v}} = {i})")
+            for i in range(len(question.options))
+        ]
+    return [("n", "count({v})"), ("sum", "sum({v})"), ("sum_squares", f"{squares}({{v}} * {{v}})")]
+
+
+def _count_answers(
+    db: sqlite_utils.Database, survey: Survey, after_id: int
+) -> tuple[int, dict[int, Cells]]:
+    """Every question's cells over responses with id > after_id, and the last id seen.
+
+    One pass: JSON is parsed in SQLite, not row by row in Python. Squares are summed as
+    exact integers; only where their sum passes 2^63 (SQLite's "integer overflow") is the
+    pass made again with total(), in floats, as the running tally turns REAL there too.
+    """
+    try:
+        return _count_answers_with(db, survey, after_id, squares="sum")
+    except sqlite3.OperationalError as err:
+        if "integer overflow" not in str(err):
+            raise
+        return _count_answers_with(db, survey, after_id, squares="total")
+
+
+def _count_answers_with(
+    db: sqlite_utils.Database, survey: Survey, after_id: int, squares: str
+) -> tuple[int, dict[int, Cells]]:
+    plan = [(q, cell, expr) for q in survey.questions for cell, expr in _cell_sums(q, squares)]
+    columns = ", ".join(
+        f"coalesce({expr.replace('{v}', 'json_extract(answers, ?)')}, 0)" for _, _, expr in plan
+    )
+    params: list[object] = [after_id]
+    for question, _cell, expr in plan:
+        params += [f'$."{question.key}"'] * expr.count("{v}")
+    row = db.execute(
+        f"SELECT coalesce(max(id), ?), {columns} FROM responses "  # noqa: S608 (placeholders only)
+        "WHERE survey_id = ? AND id > ?",
+        [*params, survey.id, after_id],
+    ).fetchone()
+    counts: dict[int, Cells] = {question.id: {} for question in survey.questions}
+    for (question, cell, _expr), value in zip(plan, row[1:], strict=True):
+        if value:
+            # A float only where total() passed what a 64-bit integer holds.
+            counts[question.id][cell] = int(value) if abs(value) < 2**63 else value
+    return int(row[0]), counts
+
+
+@dataclass(frozen=True)
+class Recount:
+    """The tallies as stored and as rebuilt from the responses, per question key."""
+
+    before: dict[str, Cells]
+    after: dict[str, Cells]
+
+    @property
+    def matched(self) -> bool:
+        return self.before == self.after
+
+    def differences(self) -> Iterable[tuple[str, Cells, Cells]]:
+        return ((k, self.before[k], v) for k, v in self.after.items() if self.before[k] != v)
+
+
+def recount(db: sqlite_utils.Database, survey: Survey) -> Recount:
+    """Rebuild the tallies from the stored responses without stopping submissions.
+
+    The long scan reads a snapshot and holds no write lock (a million rows take seconds,
+    longer than a submission waits for the lock). The write transaction then adds only
+    the responses that arrived since the snapshot, compares and stores: short, and exact.
+    """
+    db.execute("BEGIN")  # deferred: a consistent read snapshot, no write lock
+    try:
+        last_id, scanned = _count_answers(db, survey, after_id=0)
+    finally:
+        db.execute("COMMIT")
+    with write_transaction(db):
+        _, newer = _count_answers(db, survey, after_id=last_id)
+        before = read_tallies(db, survey)
+        after = {qid: _added(cells, newer[qid]) for qid, cells in scanned.items()}
+        db.execute(
+            "DELETE FROM tallies WHERE question_id IN "
+            "(SELECT id FROM questions WHERE survey_id = ?)",
+            [survey.id],
+        )
+        db.conn.executemany(
+            "INSERT INTO tallies (question_id, cell, value) VALUES (?, ?, ?)",
+            [(qid, cell, value) for qid, cells in after.items() for cell, value in cells.items()],
+        )
+    keys = {q.id: q.key for q in survey.questions}
+    return Recount(
+        before={keys[qid]: _nonzero(cells) for qid, cells in before.items()},
+        after={keys[qid]: cells for qid, cells in after.items()},
+    )
+
+
+def _added(first: Cells, second: Cells) -> Cells:
+    return {cell: first.get(cell, 0) + second.get(cell, 0) for cell in {*first, *second}}
+
+
+def _nonzero(cells: Cells) -> Cells:
+    return {cell: value for cell, value in cells.items() if value}

@@ -1,0 +1,110 @@
+"""The application factory: settings, extensions, blueprints and error pages."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from flask import Flask, Response, render_template, request
+from flask.globals import request_ctx
+from flask_wtf.csrf import CSRFProtect
+from werkzeug.exceptions import HTTPException
+
+from survey_app import PACKAGE_DIR, __version__
+from survey_app.config import check_database_folder, instance_secret_key, load_settings
+from survey_app.storage import database as db
+from survey_app.web import i18n, limits
+
+csrf = CSRFProtect()
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """The application factory; ``config`` overrides defaults and the environment."""
+    app = Flask("survey_app")
+    app.config.update(load_settings(config))
+    if not app.config["DATABASE"]:
+        # The default lives in the instance folder, which is ours to create.
+        Path(app.instance_path).mkdir(mode=0o700, parents=True, exist_ok=True)
+        app.config["DATABASE"] = str(Path(app.instance_path) / "survey.db")
+    check_database_folder(app.config["DATABASE"])
+    if not app.config["SECRET_KEY"]:
+        app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
+    # A respondent may take a while over a survey; the token still dies with the session.
+    csrf_time_limit = 24 * 3600
+    app.config.update(
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        # The Flask session carries CSRF tokens and a researcher's session token, never a
+        # respondent's "answered" record (a cookie of its own, see answered.py), and is a
+        # browser-session cookie. Its signature is refused past the longer of the two
+        # lifetimes; the login itself is checked against the database (accounts.py).
+        PERMANENT_SESSION_LIFETIME=datetime.timedelta(
+            seconds=max(csrf_time_limit, int(app.config["SESSION_MAX_HOURS"]) * 3600)
+        ),
+        WTF_CSRF_TIME_LIMIT=csrf_time_limit,
+    )
+
+    db.init_app(app)
+    i18n.init_app(app, str(PACKAGE_DIR / "translations"))
+    csrf.init_app(app)
+    limits.init_app(app)
+
+    from survey_app.cli.commands import register_commands
+    from survey_app.web.health import bp as health_bp
+    from survey_app.web.public_page import bp as public_bp
+    from survey_app.web.research import auth_bp
+    from survey_app.web.research import bp as research_bp
+    from survey_app.web.research.analysis_pages import bp as analysis_bp
+    from survey_app.web.research.builder import bp as builder_bp
+    from survey_app.web.research.publishing import bp as publishing_bp
+    from survey_app.web.respond import bp as respond_bp
+    from survey_app.web.security_headers import add_security_headers
+
+    app.register_blueprint(respond_bp)
+    app.register_blueprint(health_bp)
+    app.register_blueprint(auth_bp)
+    app.register_blueprint(research_bp)
+    app.register_blueprint(builder_bp)
+    app.register_blueprint(publishing_bp)
+    app.register_blueprint(public_bp)
+    app.register_blueprint(analysis_bp)
+    app.after_request(add_security_headers)
+    app.after_request(_relative_redirect)
+    app.register_error_handler(HTTPException, _render_http_error)
+    register_commands(app)
+    app.jinja_env.globals["app_version"] = __version__
+    from survey_app.domain.question_privacy import odds_text, survey_ledger
+
+    app.jinja_env.globals.update(survey_ledger=survey_ledger, odds_text=odds_text)
+    return app
+
+
+def _relative_redirect(response: Response) -> Response:
+    """Never send the request's Host header back in a redirect.
+
+    Werkzeug's own redirects (``/research`` to ``/research/``) are absolute URLs built
+    from the Host header, so a forged Host would come back as a link to another site
+    (cache poisoning, phishing). A redirect to this request's own host drops the host.
+    ``SURVEY_APP_TRUSTED_HOSTS`` refuses foreign Host headers outright (400).
+    """
+    location = response.headers.get("Location")
+    if location and response.status_code in range(300, 400):
+        parts = urlsplit(location)
+        if parts.netloc and parts.netloc == request.host:
+            response.headers["Location"] = urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    return response
+
+
+def _render_http_error(error: HTTPException) -> tuple[str, int]:
+    """Plain pages for 404s and friends; never the request's data.
+
+    A request Werkzeug could not even route (a malformed Host header) has no URL adapter,
+    so the page template, which builds URLs, cannot render: it gets plain text instead.
+    """
+    if request_ctx.url_adapter is None:
+        return f"{error.code} {error.name}", error.code or 400
+    page = render_template("error.html", title=error.name, message=error.description)
+    return page, error.code or 500

@@ -1,0 +1,355 @@
+"""The survey builder: researchers create and edit draft surveys in the browser.
+
+Every essential action is a plain form post, named by the button pressed (``add``,
+``remove``, ``preview``, ``save``, ``download``; uploading is a form of its own), so the
+builder works without JavaScript; ``static/builder.js`` only adds the live preview, from
+``POST /research/builder/preview``.
+
+The form's fields become a definition file (``builder_forms``) that
+``definitions.parse_definition`` checks exactly as it checks an imported file. Drafts are
+their owner's alone: anyone else, and any survey past the draft stage, gets a 404.
+The preview renders the respondent's page inside a disabled fieldset with no valid form
+token, so it can never send, let alone store, an answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask_babel import force_locale, get_locale
+from markupsafe import Markup
+from werkzeug.wrappers import Response
+
+from survey_app.domain.builder_fields import (
+    SurveyFields,
+    definition_yaml,
+    error_field_name,
+    field_id,
+    fields_from_form,
+    fields_from_source,
+    new_survey_fields,
+)
+from survey_app.domain.definitions import (
+    QUESTION_TYPES,
+    SurveyDefinition,
+    SurveyDefinitionError,
+    parse_definition,
+)
+from survey_app.domain.previews import preview_survey
+from survey_app.domain.sample_plans import QuestionPlan, plan_survey
+from survey_app.privacy.planner import MIN_HALF_WIDTH
+from survey_app.storage.database import get_db
+from survey_app.storage.surveys import (
+    Survey,
+    SurveyExistsError,
+    SurveyNotDraftError,
+    get_survey,
+    replace_draft,
+    store_survey,
+    survey_source,
+)
+from survey_app.web.i18n import format_decimal, format_percent
+from survey_app.web.i18n import gettext as _
+from survey_app.web.research.auth import current_researcher, require_researcher
+
+bp = Blueprint("builder", __name__, url_prefix="/research/builder")
+bp.before_request(require_researcher)
+
+
+@bp.context_processor
+def _template_helpers() -> dict[str, object]:
+    return {
+        "field_id": field_id,
+        "format_decimal": format_decimal,
+        "format_percent": format_percent,
+    }
+
+
+#: The name parse_definition puts in front of a built survey's errors.
+SOURCE = "builder"
+#: The planner beside the preview: its defaults and limits (the dashboard's).
+DEFAULT_RESPONDENTS = 1000
+MAX_RESPONDENTS = 10_000_000
+DEFAULT_MARGIN_POINTS = 5.0
+PLAN_CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The form judged by the import: a definition, or the first thing wrong with it."""
+
+    definition: SurveyDefinition | None
+    error: SurveyDefinitionError | None
+    error_field: str | None  # the form field the error names, if any
+
+
+def check(fields: SurveyFields) -> Checked:
+    try:
+        return Checked(parse_definition(definition_yaml(fields), SOURCE), None, None)
+    except SurveyDefinitionError as err:
+        return Checked(None, err, error_field_name(err.field, fields.languages))
+
+
+def _draft_or_404(slug: str) -> Survey:
+    """The draft, if it is this researcher's; 404 alike when absent, someone else's or no
+    longer a draft, so nobody can probe for other people's drafts."""
+    survey = get_survey(get_db(), slug)
+    researcher = current_researcher()
+    if (
+        survey is None
+        or researcher is None
+        or survey.owner_id != researcher.id
+        or survey.status != "draft"
+    ):
+        abort(404, description=_("There is no draft survey of yours with that name."))
+    return survey
+
+
+@bp.get("/")
+def new() -> str:
+    return _page(new_survey_fields(str(get_locale())), None)
+
+
+@bp.post("/")
+def new_action() -> Response | tuple[str, int]:
+    return _act(None)
+
+
+@bp.get("/drafts/<slug>")
+def edit(slug: str) -> str:
+    draft = _draft_or_404(slug)
+    fields = fields_from_source(survey_source(get_db(), draft))
+    notice = _("Draft saved.") if request.args.get("saved") else None
+    return _page(fields, draft, notice=notice)
+
+
+@bp.post("/drafts/<slug>")
+def edit_action(slug: str) -> Response | tuple[str, int]:
+    return _act(_draft_or_404(slug))
+
+
+@bp.post("/preview")
+def live_preview() -> str:
+    """The preview panel alone, for builder.js to swap in as the researcher types."""
+    fields = fields_from_form(request.form)
+    return render_template("research/builder_preview.html", **_preview(fields, check(fields)))
+
+
+@bp.get("/drafts/<slug>/preview")
+def draft_preview(slug: str) -> str:
+    """A saved draft as its respondents will see it, in the page's language if the survey
+    has it (the language switcher's ``?lang=`` picks another)."""
+    draft = _draft_or_404(slug)
+    language = _survey_language(draft.languages, str(get_locale()))
+    shown = draft.localized(language)
+    return render_template(
+        "research/builder_preview_page.html",
+        draft=draft,
+        page_languages=draft.languages,
+        **_panel(shown, language, DEFAULT_RESPONDENTS, DEFAULT_MARGIN_POINTS),
+    )
+
+
+@bp.get("/drafts/<slug>/survey.yaml")
+def draft_download(slug: str) -> Response:
+    draft = _draft_or_404(slug)
+    return _yaml_download(survey_source(get_db(), draft), draft.slug)
+
+
+@bp.post("/upload")
+def upload_new() -> str | tuple[str, int]:
+    return _upload(None)
+
+
+@bp.post("/drafts/<slug>/upload")
+def upload_to_draft(slug: str) -> str | tuple[str, int]:
+    return _upload(_draft_or_404(slug))
+
+
+def _act(draft: Survey | None) -> Response | tuple[str, int]:
+    """One press of a builder button on the form as posted."""
+    form = request.form
+    fields = fields_from_form(form)
+    if "add" in form:
+        kind = form["add"] if form["add"] in QUESTION_TYPES else QUESTION_TYPES[0]
+        fields.add_question(kind)
+        return _page(fields, draft, focus=f"b-q{len(fields.questions) - 1}-key"), 200
+    if "remove" in form:
+        index = form.get("remove", "", type=str)
+        if index.isdigit():
+            fields.remove_question(int(index))
+        return _page(fields, draft), 200
+    checked = check(fields)
+    wants_file = "download" in form or "save" in form
+    if checked.definition is None:
+        return _page(fields, draft, checked), 400 if wants_file else 200
+    if "download" in form:
+        return _yaml_download(checked.definition.source, checked.definition.slug)
+    if "save" in form:
+        return _save(fields, draft, checked.definition)
+    return _page(fields, draft, checked), 200
+
+
+def _save(
+    fields: SurveyFields, draft: Survey | None, definition: SurveyDefinition
+) -> Response | tuple[str, int]:
+    researcher = current_researcher()
+    assert researcher is not None  # guaranteed by require_researcher
+    db = get_db()
+    try:
+        if draft is None:
+            saved = store_survey(db, definition, researcher.id, status="draft")
+        else:
+            saved = replace_draft(db, draft, definition)
+    except SurveyExistsError:
+        taken = SurveyDefinitionError(
+            _("A survey with this slug already exists: choose another."), "slug"
+        )
+        return _page(fields, draft, Checked(None, taken, "slug")), 409
+    except SurveyNotDraftError:
+        abort(409, description=_("This survey is no longer a draft, so it cannot be changed."))
+    return redirect(url_for(".edit", slug=saved.slug, saved=1))
+
+
+def _upload(draft: Survey | None) -> str | tuple[str, int]:
+    """Fill the form from an uploaded definition file, checked as ``import-survey`` checks
+    it. Nothing is stored until the researcher saves."""
+    upload = request.files.get("file")
+    name = PurePath(upload.filename or "").name if upload else ""
+    label = name or "upload"
+    try:
+        if upload is None or not name:
+            raise SurveyDefinitionError(_("Choose a survey file (YAML or JSON) to upload."))
+        definition = parse_definition(_decoded(upload.read(), label), label)
+    except SurveyDefinitionError as err:
+        fields = _stored_fields(draft)
+        return _page(fields, draft, upload_error=str(err)), 400
+    notice = _("Loaded %(name)s. Nothing is saved until you press “Save draft”.", name=name)
+    return _page(fields_from_source(definition.source), draft, notice=notice)
+
+
+def _decoded(raw: bytes, label: str) -> str:
+    """The file's text, refused as ``load_definition`` refuses a file that is not UTF-8."""
+    try:
+        # utf-8-sig: editors on Windows like to start UTF-8 files with a byte-order mark.
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise SurveyDefinitionError(
+            f"not UTF-8 text (undecodable byte at offset {err.start})",
+            line=raw.count(b"\n", 0, err.start) + 1,
+            source=label,
+        ) from None
+
+
+def _stored_fields(draft: Survey | None) -> SurveyFields:
+    if draft is None:
+        return new_survey_fields(str(get_locale()))
+    return fields_from_source(survey_source(get_db(), draft))
+
+
+def _yaml_download(text: str, slug: str) -> Response:
+    response = Response(text, mimetype="application/yaml")
+    response.headers["Content-Disposition"] = f'attachment; filename="{slug or "survey"}.yaml"'
+    return response
+
+
+def _page(
+    fields: SurveyFields,
+    draft: Survey | None,
+    checked: Checked | None = None,
+    *,
+    notice: str | None = None,
+    upload_error: str | None = None,
+    focus: str | None = None,
+) -> str:
+    """The builder page. Without ``checked`` (a fresh form) errors stay unshown, but the
+    preview still appears if the form is already a valid survey."""
+    judged = checked or check(fields)
+    action = url_for(".edit_action", slug=draft.slug) if draft else url_for(".new_action")
+    upload = url_for(".upload_to_draft", slug=draft.slug) if draft else url_for(".upload_new")
+    return render_template(
+        "research/builder.html",
+        fields=fields,
+        draft=draft,
+        action=action,
+        upload_action=upload,
+        error=checked.error if checked else None,
+        error_field=checked.error_field if checked else None,
+        notice=notice,
+        upload_error=upload_error,
+        focus=focus,
+        question_types=QUESTION_TYPES,
+        **_preview(fields, judged),
+    )
+
+
+def _preview(fields: SurveyFields, checked: Checked) -> dict[str, object]:
+    """What the preview panel shows: the respondent's page, the ledger and the planner, or
+    the first problem when the form is not a valid survey yet."""
+    form = request.form
+    respondents = _number(form.get("plan_respondents"), DEFAULT_RESPONDENTS, 1, MAX_RESPONDENTS)
+    margin = _number(form.get("plan_margin"), DEFAULT_MARGIN_POINTS, 100 * MIN_HALF_WIDTH, 100)
+    if checked.definition is None:
+        return {
+            "preview_error": checked.error,
+            "preview_error_field": checked.error_field,
+            "plan_respondents": int(respondents),
+            "plan_margin": margin,
+        }
+    language = _survey_language(fields.languages, form.get("preview_language", ""))
+    survey = preview_survey(checked.definition, language)
+    return _panel(survey, language, int(respondents), margin)
+
+
+def _panel(survey: Survey, language: str, respondents: int, margin: float) -> dict[str, object]:
+    plans: list[QuestionPlan] = plan_survey(survey, margin / 100, respondents, PLAN_CONFIDENCE)
+    return {
+        "preview": survey,
+        "preview_language": language,
+        "respondent_page": _respondent_page(survey, language),
+        "plans": plans,
+        "plan_respondents": respondents,
+        "plan_margin": margin,
+        "plan_confidence": PLAN_CONFIDENCE,
+    }
+
+
+def _respondent_page(survey: Survey, language: str) -> Markup:
+    """The main part of ``respond/survey.html`` for ``survey``, in ``language``: the very
+    template respondents get, rendered without its page around it (and so without
+    randomize.js), and with an empty form token that no server would accept."""
+    template = current_app.jinja_env.get_template("respond/survey.html")
+    context: dict[str, object] = {
+        "survey": survey,
+        "submission_id": "",
+        "invitation": None,
+        "problems": [],
+        "field_errors": {},
+    }
+    current_app.update_template_context(context)
+    with force_locale(language):
+        markup = "".join(template.blocks["main"](template.new_context(context)))
+    return Markup(markup)  # noqa: S704 (rendered by our autoescaping template)
+
+
+def _survey_language(languages: tuple[str, ...], wanted: str) -> str:
+    return wanted if wanted in languages else languages[0]
+
+
+def _number(raw: str | None, default: float, low: float, high: float) -> float:
+    """A planner input, or its default when it is not a number in range."""
+    try:
+        value = float(raw or "")
+    except ValueError:
+        return default
+    return value if low <= value <= high else default

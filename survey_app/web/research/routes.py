@@ -1,0 +1,368 @@
+"""The dashboard, its downloads and the owner's study controls. Every route here needs a
+logged-in researcher; the study controls need the survey's owner."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask_babel import lazy_gettext as _l
+
+from survey_app import __version__
+from survey_app.domain.exports import aggregate_csv, codebook, estimates_json, responses_csv
+from survey_app.domain.question_estimates import QuestionEstimate, survey_estimates
+from survey_app.domain.sample_plans import plan_survey
+from survey_app.privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
+from survey_app.privacy.planner import MIN_HALF_WIDTH
+from survey_app.storage.database import get_db, stream_rows
+from survey_app.storage.surveys import Survey, can_see, get_survey, survey_response_count
+from survey_app.web.bursts import burst_monitor
+from survey_app.web.i18n import format_percent
+from survey_app.web.i18n import gettext as _
+from survey_app.web.limits import limit_share_lookups
+from survey_app.web.research.auth import current_researcher, require_researcher
+from survey_app.web.research.forms import ConfirmForm, InviteForm, ShareForm
+from survey_app.web.research.plots import PLOT_WIDTHS, TICKS, PlotRow, interval_svg
+from survey_app.web.research.studies import (
+    MAX_LINKS_AT_ONCE,
+    STATUS_ACTIONS,
+    NotByInvitationError,
+    UnknownResearcherError,
+    change_status,
+    invitation_links,
+    is_owner,
+    require_invitation_access,
+    researcher_named,
+    share_with,
+    study_summaries,
+    viewers,
+)
+
+bp = Blueprint("research", __name__, url_prefix="/research")
+bp.before_request(require_researcher)
+
+CONFIDENCE_LEVELS = (0.90, 0.95, 0.99)
+# The interval methods and mechanisms in plain words, not their identifiers.
+METHOD_NAMES = {
+    "wilson": _l("Wilson score interval"),
+    "clopper-pearson": _l("Clopper–Pearson exact interval"),
+}
+MECHANISM_NAMES = {
+    "two_coin_randomized_response": _l("randomized response with two coins"),
+    "generalized_randomized_response": _l("generalized randomized response"),
+    "optimized_unary_encoding": _l("optimized unary encoding"),
+    "discrete_laplace": _l("discrete Laplace noise"),
+    "duchi_binary": _l("Duchi et al.’s one-bit mechanism"),
+    "none": _l("not randomized"),
+}
+STATUS_NAMES = {"draft": _l("draft"), "open": _l("open"), "closed": _l("closed")}
+
+
+@bp.app_context_processor
+def _words() -> dict[str, object]:
+    """Identifiers in words, for every researcher page (the builder's and the analyses' too)."""
+    return {
+        "METHOD_NAMES": METHOD_NAMES,
+        "MECHANISM_NAMES": MECHANISM_NAMES,
+        "STATUS_NAMES": STATUS_NAMES,
+    }
+
+
+def _survey_or_404(slug: str) -> Survey:
+    """The survey, if this researcher may see it; 404 alike whether absent or not theirs,
+    so slugs of other people's surveys cannot be probed."""
+    db = get_db()
+    survey = get_survey(db, slug)
+    researcher = current_researcher()
+    if survey is None or researcher is None or not can_see(db, survey, researcher.id):
+        abort(404, description=_("There is no survey with that name."))
+    return survey
+
+
+def _owned_survey(slug: str) -> Survey:
+    """The survey, if this researcher owns it: 404 as above for one they cannot see, 403
+    for one they only view (they know it exists; they may not run it)."""
+    survey = _survey_or_404(slug)
+    researcher = current_researcher()
+    assert researcher is not None
+    if not is_owner(survey, researcher.id):
+        abort(403, description=_("Only the survey's owner can open, close, share or invite."))
+    return survey
+
+
+def _interval_options() -> tuple[float, str]:
+    """``confidence`` and ``method`` from the query string; 400 for anything else."""
+    confidence = request.args.get("confidence", 0.95, type=float)
+    method = request.args.get("method", DEFAULT_INTERVAL_METHOD)
+    if confidence not in CONFIDENCE_LEVELS:
+        abort(
+            400, description=_("The confidence must be one of %(levels)s.", levels="90%, 95%, 99%")
+        )
+    if method not in INTERVAL_METHODS:
+        abort(400, description=_("There is no interval method by that name."))
+    return confidence, method
+
+
+def _estimates(survey: Survey) -> tuple[list[QuestionEstimate], float, str]:
+    confidence, method = _interval_options()
+    return survey_estimates(get_db(), survey, confidence, method), confidence, method
+
+
+def _csv_download(lines: Iterator[str], filename: str, survey: Survey, kind: str) -> Response:
+    response = Response(lines, mimetype="text/csv")
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    confidence, method = _interval_options()
+    codebook_url = url_for(
+        "research.codebook_json", slug=survey.slug, kind=kind, confidence=confidence, method=method
+    )
+    response.headers["Link"] = f'<{codebook_url}>; rel="describedby"'
+    return response
+
+
+@bp.get("/")
+def index() -> str:
+    researcher = current_researcher()
+    assert researcher is not None  # guaranteed by require_researcher
+    studies = study_summaries(get_db(), researcher.id)
+    return render_template("research/index.html", studies=studies)
+
+
+MAX_PLANNED_RESPONDENTS = 10_000_000
+
+
+@bp.get("/surveys/<slug>")
+def dashboard(slug: str) -> str:
+    survey = _survey_or_404(slug)
+    estimates, confidence, method = _estimates(survey)
+    half_width = request.args.get("half_width", 0.05, type=float)
+    if not MIN_HALF_WIDTH <= half_width <= 1:
+        abort(
+            400,
+            description=_(
+                "The planner's half-width must lie between %(low)s and 1.", low=MIN_HALF_WIDTH
+            ),
+        )
+    respondents = request.args.get("respondents", 1000, type=int)
+    if not 1 <= respondents <= MAX_PLANNED_RESPONDENTS:
+        abort(
+            400,
+            description=_(
+                "The planned respondents must be from 1 to %(most)s.",
+                most=MAX_PLANNED_RESPONDENTS,
+            ),
+        )
+    researcher = current_researcher()
+    assert researcher is not None
+    return render_template(
+        "research/dashboard.html",
+        survey=survey,
+        estimates=estimates,
+        confidence=confidence,
+        method=method,
+        confidence_levels=CONFIDENCE_LEVELS,
+        methods=INTERVAL_METHODS,
+        half_width=half_width,
+        respondents=respondents,
+        plans=plan_survey(survey, half_width, respondents, confidence),
+        responses=survey_response_count(get_db(), survey),
+        burst=burst_monitor(current_app).largest_burst(survey.id),
+        owned=is_owner(survey, researcher.id),
+    )
+
+
+def _yes_no_rows(estimates: list[QuestionEstimate]) -> tuple[PlotRow, ...]:
+    return tuple(
+        (item.question.text, c.estimate.point, c.estimate.low, c.estimate.high)
+        for item in estimates
+        if item.question.type == "yes_no"
+        for c in item.categories
+        if c.estimate is not None
+    )
+
+
+def _option_rows(estimates: list[QuestionEstimate], key: str) -> tuple[PlotRow, ...]:
+    chosen = [item for item in estimates if item.question.key == key]
+    if not chosen or chosen[0].question.type != "choice":
+        abort(404, description=_("There is no choice question with that key."))
+    return tuple(
+        (c.category, c.display, c.simultaneous.low, c.simultaneous.high)  # type: ignore[misc]
+        for c in chosen[0].categories
+        if c.simultaneous is not None
+    )
+
+
+@bp.get("/surveys/<slug>/plot.svg")
+def plot_svg(slug: str) -> Response:
+    """The yes/no questions' estimates, or with ``?question=KEY`` one choice question's
+    options as bars with simultaneous intervals; ``?width=narrow`` for phones."""
+    survey = _survey_or_404(slug)
+    estimates, confidence, _method = _estimates(survey)
+    width = request.args.get("width", "wide")
+    if width not in PLOT_WIDTHS:
+        abort(400, description=_("The plot's width must be wide or narrow."))
+    key = request.args.get("question")
+    level = format_percent(confidence)
+    if key is None:
+        rows = _yes_no_rows(estimates)
+        label = _("Estimated prevalence, with %(level)s confidence intervals", level=level)
+    else:
+        rows = _option_rows(estimates, key)
+        label = _("Estimated share, with %(level)s intervals for every option at once", level=level)
+    ticks = tuple(format_percent(tick) for tick in TICKS)
+    svg = interval_svg(rows, label, ticks, width, bars=key is not None)
+    response = Response(svg, mimetype="image/svg+xml")
+    # Matplotlib's SVG styles its own elements; it has no script, and as an image it
+    # could not run one anyway.
+    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    return response
+
+
+@bp.get("/surveys/<slug>/export.csv")
+def export_csv(slug: str) -> Response:
+    survey = _survey_or_404(slug)
+    estimates, _confidence, _method = _estimates(survey)
+    return _csv_download(aggregate_csv(survey, estimates), f"{slug}.csv", survey, "aggregate")
+
+
+@bp.get("/surveys/<slug>/responses.csv")
+def responses_download(slug: str) -> Response:
+    survey = _survey_or_404(slug)
+    lines = stream_rows(current_app.config["DATABASE"], lambda db: responses_csv(db, survey))
+    return _csv_download(lines, f"{slug}-responses.csv", survey, "responses")
+
+
+@bp.get("/surveys/<slug>/estimates.json")
+def estimates_download(slug: str) -> Response:
+    survey = _survey_or_404(slug)
+    estimates, _confidence, _method = _estimates(survey)
+    return Response(
+        json.dumps(estimates_json(survey, estimates), indent=2), mimetype="application/json"
+    )
+
+
+@bp.get("/surveys/<slug>/codebook.json")
+def codebook_json(slug: str) -> Response:
+    survey = _survey_or_404(slug)
+    confidence, method = _interval_options()
+    kind = request.args.get("kind", "aggregate")
+    if kind not in {"aggregate", "responses"}:
+        abort(400, description=_("The codebook's kind must be aggregate or responses."))
+    book = codebook(survey, kind, confidence, method, __version__)
+    return Response(json.dumps(book, indent=2), mimetype="application/json")
+
+
+# Running a study. Every action is two steps: a GET that checks the request and asks
+# (changing nothing, so a link or a prefetch is harmless; sharing asks by POST, see
+# share), then a POST with the CSRF token that does it. No JavaScript is needed for either.
+
+
+def _study_page(survey: Survey, error: str | None = None) -> tuple[str, int]:
+    page = render_template(
+        "research/study.html",
+        survey=survey,
+        viewers=viewers(get_db(), survey),
+        share_form=ShareForm(formdata=None, meta={"csrf": False}),
+        invite_form=InviteForm(formdata=None, meta={"csrf": False}),
+        max_links=MAX_LINKS_AT_ONCE,
+        error=error,
+    )
+    return page, 400 if error else 200
+
+
+def _back_to_study(survey: Survey, message: str) -> Response:
+    flash(message)
+    return redirect(url_for("research.study", slug=survey.slug))  # type: ignore[return-value]
+
+
+@bp.get("/surveys/<slug>/study")
+def study(slug: str) -> tuple[str, int]:
+    return _study_page(_owned_survey(slug))
+
+
+@bp.route("/surveys/<slug>/<any(open, close):action>", methods=["GET", "POST"])
+def status_action(slug: str, action: str) -> Response | str:
+    survey = _owned_survey(slug)
+    form = ConfirmForm()
+    if form.validate_on_submit():
+        change_status(get_db(), survey, action)
+        if STATUS_ACTIONS[action] == "open":
+            return _back_to_study(survey, _("The survey is open: it accepts answers."))
+        return _back_to_study(survey, _("The survey is closed: it refuses further answers."))
+    return render_template("research/study_confirm.html", survey=survey, action=action, form=form)
+
+
+def _share_error(username: str) -> str:
+    return _("There is no researcher named %(username)s.", username=username)
+
+
+@bp.post("/surveys/<slug>/share")
+@limit_share_lookups
+def share(slug: str) -> Response | tuple[str, int] | str:
+    """Ask to share with a username, then (``confirmed``) share.
+
+    Unlike the other controls, even the question is a POST with CSRF and a rate limit: its
+    answer says whether a researcher by that name exists, so no link, prefetch or other
+    site can ask it, and guessing names is slow.
+    """
+    survey = _owned_survey(slug)
+    form = ShareForm()
+    if not form.validate_on_submit():
+        return _study_page(survey, _("Give the username of the researcher to share with."))
+    username = form.username.data or ""
+    try:
+        if request.form.get("confirmed") == "yes":
+            shown = share_with(get_db(), survey, username)
+            return _back_to_study(
+                survey, _("%(username)s can now view this survey's results.", username=shown)
+            )
+        researcher_named(get_db(), username)
+    except UnknownResearcherError:
+        return _study_page(survey, _share_error(username))
+    return render_template(
+        "research/study_confirm.html", survey=survey, action="share", form=form, username=username
+    )
+
+
+@bp.route("/surveys/<slug>/invite", methods=["GET", "POST"])
+def invite(slug: str) -> tuple[str, int] | str:
+    survey = _owned_survey(slug)
+    try:
+        require_invitation_access(survey)
+    except NotByInvitationError:
+        return _study_page(
+            survey,
+            _(
+                "Anyone with the survey's address may answer it, so it needs no invitations. "
+                "Invitation links are for surveys with “access: invitation” in their file."
+            ),
+        )
+    asked = InviteForm(formdata=request.args, meta={"csrf": False})
+    form = InviteForm()
+    if form.validate_on_submit():
+        base = current_app.config["BASE_URL"]
+        links = invitation_links(get_db(), survey, form.count.data or 0, base)
+        return render_template("research/study_links.html", survey=survey, links=links)
+    if not asked.validate():
+        return _study_page(
+            survey,
+            _("Ask for a whole number of links, from 1 to %(most)s.", most=MAX_LINKS_AT_ONCE),
+        )
+    form.count.data = asked.count.data
+    return render_template(
+        "research/study_confirm.html",
+        survey=survey,
+        action="invite",
+        form=form,
+        count=asked.count.data,
+    )

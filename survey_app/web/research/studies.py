@@ -1,0 +1,151 @@
+"""Running a study: what the survey list shows, and the owner's actions on a survey.
+
+The same rules serve the browser and ``survey-app`` (cli.py): opening and closing are
+``surveys.set_status``, sharing is ``surveys.share_survey`` with a researcher looked up by
+name, and invitation links are ``invitations.create_invitations`` for a survey that takes
+answers by invitation only. The errors here carry facts, not sentences: each caller words
+them in its own language (the browser's page, the terminal's English).
+
+Only a survey's owner runs it. A survey nobody owns (imported without ``--owner``) is
+visible to every researcher, so letting any of them open, close or share it would hand
+each of them the owner's power: such a survey stays with the operator's command line.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from survey_app.storage.accounts import Researcher, find_researcher
+from survey_app.storage.invitations import create_invitations
+from survey_app.storage.surveys import Survey, list_visible_surveys, set_status, share_survey
+
+# What each button does to a survey's status (the same as `survey-app open` / `close`).
+STATUS_ACTIONS = {"open": "open", "close": "closed"}
+# Links made at once in the browser: a page of a thousand links is already long. The
+# command line makes up to a million, into a file.
+MAX_LINKS_AT_ONCE = 1000
+
+
+class StudyError(ValueError):
+    """An action the rules refuse; nothing was changed."""
+
+
+class UnknownResearcherError(StudyError):
+    def __init__(self, username: str) -> None:
+        super().__init__(f"no researcher named {username!r}")
+        self.username = username
+
+
+class NotByInvitationError(StudyError):
+    def __init__(self, slug: str) -> None:
+        super().__init__(
+            f"{slug} is open to anyone with its address; invitations need `access: invitation`"
+        )
+        self.slug = slug
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    """One line of the survey list: enough to see how a study is going at a glance."""
+
+    slug: str
+    title: str
+    status: str
+    by_invitation: bool
+    responses: int
+    last_response: datetime.date | None  # responses keep only their day, never a time
+    owned: bool  # whether the researcher looking runs it (else they only view it)
+
+
+def study_summaries(db: sqlite_utils.Database, researcher_id: int) -> list[StudySummary]:
+    """The surveys this researcher may see, with status, counts and last response day."""
+    visible = list_visible_surveys(db, researcher_id)
+    extra = {
+        row[0]: (row[1], row[2])
+        for row in db.execute(
+            "SELECT s.slug, s.owner_id, "
+            "(SELECT max(r.answered_on) FROM responses r WHERE r.survey_id = s.id) "
+            "FROM surveys s"
+        ).fetchall()
+    }
+    summaries = []
+    for row in visible:
+        slug = str(row["slug"])
+        owner_id, last = extra[slug]
+        summaries.append(
+            StudySummary(
+                slug=slug,
+                title=str(row["title"]),
+                status=str(row["status"]),
+                by_invitation=row["access"] == "invitation",
+                responses=int(row["responses"]),  # type: ignore[call-overload]
+                last_response=datetime.date.fromisoformat(last) if last else None,
+                owned=owner_id is not None and owner_id == researcher_id,
+            )
+        )
+    return summaries
+
+
+def is_owner(survey: Survey, researcher_id: int) -> bool:
+    """Whether this researcher may run the survey (an unowned one is the operator's)."""
+    return survey.owner_id is not None and survey.owner_id == researcher_id
+
+
+def viewers(db: sqlite_utils.Database, survey: Survey) -> list[str]:
+    """The usernames the survey's results are shared with, for its owner to see."""
+    return [
+        row[0]
+        for row in db.execute(
+            "SELECT r.username FROM survey_viewers v JOIN researchers r ON r.id = v.researcher_id "
+            "WHERE v.survey_id = ? ORDER BY r.username",
+            [survey.id],
+        ).fetchall()
+    ]
+
+
+def change_status(db: sqlite_utils.Database, survey: Survey, action: str) -> str:
+    """Open or close the survey (``action`` is a key of STATUS_ACTIONS); its new status."""
+    status = STATUS_ACTIONS[action]
+    set_status(db, survey, status)
+    return status
+
+
+def researcher_named(db: sqlite_utils.Database, username: str) -> Researcher:
+    """The researcher to share with; UnknownResearcherError when nobody has that name."""
+    researcher = find_researcher(db, username)
+    if researcher is None:
+        raise UnknownResearcherError(username)
+    return researcher
+
+
+def share_with(db: sqlite_utils.Database, survey: Survey, username: str) -> str:
+    """Let the researcher named ``username`` view the survey's results; their stored name."""
+    researcher = researcher_named(db, username)
+    share_survey(db, survey, researcher.id)
+    return researcher.username
+
+
+def require_invitation_access(survey: Survey) -> None:
+    """Refuse, before anything is made, links for a survey anyone may answer anyway."""
+    if not survey.by_invitation:
+        raise NotByInvitationError(survey.slug)
+
+
+def invitation_link(base_url: str, slug: str, token: str) -> str:
+    """The address a respondent opens: the survey's page with its single-use token."""
+    return f"{base_url.rstrip('/')}/s/{slug}?invitation={token}"
+
+
+def invitation_links(
+    db: sqlite_utils.Database, survey: Survey, count: int, base_url: str
+) -> list[str]:
+    """Make ``count`` single-use links; only their hashes are stored, so these are the
+    only copies: whoever asked must keep them now."""
+    require_invitation_access(survey)
+    return [
+        invitation_link(base_url, survey.slug, token)
+        for token in create_invitations(db, survey, count)
+    ]

@@ -1,0 +1,241 @@
+"""The survey form: one field per question, named by the question's key.
+
+Built as a plain WTForms ``BaseForm`` from the survey rather than a ``FlaskForm`` class:
+question keys are the public field names, and a key such as ``data`` or ``meta`` would
+clash with ``FlaskForm``'s own attributes. CSRF is checked for every POST app-wide by
+Flask-WTF's ``CSRFProtect``; on top of that the form's ``submission_id`` is a form token
+(``form_tokens``): issued by this app for this survey, unexpired, and used up by the
+response stored under it.
+
+The same question takes different values on the two paths. Without JavaScript the form
+carries true answers, checked against the question (an option, a number in range). With
+``randomized=client`` it carries the browser's reports: a unary-encoding report is a
+string of bits, and a discrete-Laplace report may lie outside [min, max] (that is the
+noise at work). Every report must lie in its mechanism's ``report_range``, where an honest
+device's reports fall except with probability below 2^-60: a forged report beyond it
+would move an estimate without bound (DESIGN.md, "Forged reports").
+
+Every answer to a question has one length on the wire (``answers.YES``/``NO``,
+``option_value``, ``padded_number``, ``fixed_width_number``), so a POST's size does not
+tell its answers apart. The browser's numbers must come padded to ``NUMBER_WIDTH``; on
+the server path a number is any whole number in range, so the no-JS form's fixed-width
+values (``07``, ``-042``) and the plain ones of a JS browser without crypto both parse.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from flask import current_app
+from werkzeug.datastructures import MultiDict
+from wtforms import Field, HiddenField, IntegerField, RadioField, StringField
+from wtforms.form import BaseForm
+from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Regexp, StopValidation
+
+from survey_app.domain.answers import NO, NUMBER_WIDTH, YES, Report, Value, option_value
+from survey_app.domain.definitions import LARGEST_REPORT
+from survey_app.storage.invitations import TOKEN_PATTERN
+from survey_app.storage.surveys import Question, Survey
+from survey_app.web.form_tokens import (
+    DEFAULT_MAX_AGE_HOURS,
+    ExpiredFormToken,
+    FormTokenError,
+    issue_form_token,
+    random_part,
+    submission_id_from,
+)
+from survey_app.web.i18n import format_decimal, ngettext
+from survey_app.web.i18n import gettext as _
+
+YES_NO = [YES, NO]
+# Fields the form carries besides the answers; anything else in a POST is refused.
+CONTROL_FIELDS = frozenset(
+    {"csrf_token", "submission_id", "randomized", "invitation", "design", "agreed"}
+)
+
+
+def _secret_keys() -> Sequence[str | bytes]:
+    """The keys a form token may be signed with: earlier ones first, the current one last."""
+    return [*(current_app.config.get("SECRET_KEY_FALLBACKS") or []), current_app.secret_key]
+
+
+def new_form_token(survey: Survey) -> str:
+    """The ``submission_id`` for one rendering of the survey's form: a fresh form token."""
+    return issue_form_token(_secret_keys(), survey.slug)
+
+
+def stored_submission_id(form: BaseForm) -> str:
+    """The id a validated form's response is stored under: its token's random part."""
+    return random_part(form["submission_id"].data)
+
+
+class IssuedFormToken:
+    """Validator: the token was issued by this app for this survey and has not expired.
+
+    Its lifetime is ``FORM_MAX_AGE_HOURS`` (the form cannot be sent later); whether it was
+    used already is the response store's UNIQUE submission id.
+    """
+
+    def __init__(self, survey: Survey) -> None:
+        self.slug = survey.slug
+
+    def __call__(self, form: BaseForm, field: Field) -> None:
+        max_age = current_app.config.get("FORM_MAX_AGE_HOURS", DEFAULT_MAX_AGE_HOURS)
+        try:
+            submission_id_from(_secret_keys(), self.slug, field.data, max_age)
+        except ExpiredFormToken as err:
+            message = ngettext(
+                "This form was shown more than an hour ago and has expired.",
+                "This form was shown more than %(num)d hours ago and has expired.",
+                max_age,
+            )
+            raise StopValidation(message) from err
+        except FormTokenError as err:
+            raise StopValidation(
+                _("This form was not issued by this site for this survey.")
+            ) from err
+
+
+def sent_by_browser(formdata: MultiDict[str, str]) -> bool:
+    """Whether the browser's script randomized these answers (``randomized=client``)."""
+    return formdata.get("randomized") == "client"
+
+
+class FixedWidthNumber:
+    """Validator: the browser sent the number padded to ``NUMBER_WIDTH`` characters."""
+
+    pattern = re.compile(rf"(?=.{{{NUMBER_WIDTH}}}\Z)-?[0-9]+")
+
+    def __call__(self, form: BaseForm, field: Field) -> None:
+        raw = field.raw_data[0] if field.raw_data else ""
+        if raw and not self.pattern.fullmatch(raw):
+            raise StopValidation(_("The randomized answer is malformed."))
+
+
+def _presence(question: Question) -> list[object]:
+    if question.required:
+        return [InputRequired(message=_("Please answer this question."))]
+    return [Optional()]
+
+
+def _answer_field(question: Question, reports: bool) -> Field:
+    """The field for one question: true answers, or the browser's reports."""
+    presence = _presence(question)
+    indexes = [option_value(question, index) for index in range(len(question.options))]
+    mechanism = question.mechanism.name
+    if question.type == "yes_no":
+        return RadioField(question.text, choices=YES_NO, validators=presence)
+    if question.type == "choice" and reports and mechanism == "optimized_unary_encoding":
+        pattern = rf"^[01]{{{len(question.options)}}}\Z"
+        message = _("The randomized answer is malformed.")
+        return StringField(question.text, validators=[*presence, Regexp(pattern, message=message)])
+    if question.type == "choice":
+        return RadioField(question.text, choices=indexes, validators=presence)
+    padded = [FixedWidthNumber()] if reports and mechanism != "duchi_binary" else []
+    in_range = _honest_reports(question) if reports and question.sensitive else _answers(question)
+    return IntegerField(question.text, validators=[*presence, *padded, in_range])
+
+
+def _answers(question: Question) -> NumberRange:
+    """A number question's true answers (or a plain question's reports): [min, max]."""
+    assert question.min is not None and question.max is not None
+    low, high = question.min, question.max
+    message = _(
+        "Please give a whole number from %(low)s to %(high)s.",
+        low=format_decimal(low),
+        high=format_decimal(high),
+    )
+    return NumberRange(low, high, message=message)
+
+
+def _honest_reports(question: Question) -> NumberRange:
+    """The reports an honest browser sends for a randomized number: its mechanism's
+    ``report_range``, so one forged report moves the mean by a known amount at most."""
+    low, high = question.mechanism.report_range()
+    # The import refuses a question whose honest range passes this; one stored before
+    # that check still never gets a report its tally cell cannot hold.
+    low, high = max(low, -LARGEST_REPORT), min(high, LARGEST_REPORT)
+    message = _(
+        "The randomized answer is not one this question’s randomization produces "
+        "(a whole number from %(low)s to %(high)s).",
+        low=format_decimal(low),
+        high=format_decimal(high),
+    )
+    return NumberRange(low, high, message=message)
+
+
+def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = None) -> BaseForm:
+    reports = formdata is not None and sent_by_browser(formdata)
+    fields: list[tuple[str, Field]] = [
+        (question.key, _answer_field(question, reports)) for question in survey.questions
+    ]
+    incomplete = _("The form is incomplete. Please reload the page.")
+    altered = _("The form was changed after it left this site.")
+    fields += [
+        (
+            "submission_id",
+            HiddenField(validators=[InputRequired(message=incomplete), IssuedFormToken(survey)]),
+        ),
+        ("randomized", HiddenField(validators=[Optional(), AnyOf(["client"], message=altered)])),
+        (
+            "invitation",
+            HiddenField(
+                validators=[
+                    Optional(),
+                    Regexp(
+                        rf"^{TOKEN_PATTERN.pattern}\Z", message=_("The invitation is malformed.")
+                    ),
+                ]
+            ),
+        ),
+        # Checked against the survey's design in form_problems when the browser randomized.
+        ("design", HiddenField(validators=[Optional()])),
+        ("agreed", HiddenField(validators=[Optional(), AnyOf(["yes"], message=altered)])),
+    ]
+    form = BaseForm(fields)
+    form.process(formdata)
+    return form
+
+
+def form_problems(survey: Survey, formdata: MultiDict[str, str]) -> list[str]:
+    """Problems with the POST's shape that field validation does not see."""
+    allowed = CONTROL_FIELDS | {q.key for q in survey.questions}
+    problems = [
+        _("The form sent an unexpected field, %(name)s.", name=repr(name))
+        for name in formdata
+        if name not in allowed
+    ]
+    problems += [
+        _("The field %(name)s was sent more than once.", name=repr(name))
+        for name in formdata
+        if name in allowed and len(formdata.getlist(name)) > 1
+    ]
+    if survey.consent and formdata.get("agreed") != "yes":
+        problems.append(_("Please read the consent text and agree before answering."))
+    if sent_by_browser(formdata) and formdata.get("design") != survey.design:
+        # The page's script randomized with parameters that are not this survey's now:
+        # storing its reports would mix designs and misstate their ε.
+        problems.append(
+            _(
+                "The survey’s privacy settings changed since this page was loaded, so your "
+                "randomized answers cannot be used."
+            )
+        )
+    return problems
+
+
+def answered_values(survey: Survey, form: BaseForm) -> dict[str, Value | Report | None]:
+    """The validated fields as values (server path) or reports (browser path)."""
+    reports = form["randomized"].data == "client"
+    return {q.key: _typed(q, form[q.key].data, reports) for q in survey.questions}
+
+
+def _typed(question: Question, data: object, reports: bool) -> Value | Report | None:
+    if data is None or data == "":
+        return None  # skipped: stored as missing, never randomized into an answer
+    if question.type == "yes_no":
+        return data == YES
+    if reports and question.mechanism.name == "optimized_unary_encoding":
+        return tuple(int(bit) for bit in str(data))
+    return int(str(data))

@@ -1,0 +1,242 @@
+"""Routes for respondents. Each parses the request, calls one service, renders a page.
+
+Privacy invariant 1 shapes the error handling here: a refused form is shown again empty,
+never pre-filled, so a true answer is not echoed back into a page, a log or a cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Blueprint, abort, current_app, render_template, request
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import RequestEntityTooLarge
+from wtforms.form import BaseForm
+
+from survey_app.domain.answers import (
+    fixed_width_number,
+    fixed_width_pattern,
+    listed_numbers,
+    number_digits,
+    option_value,
+    randomize_response,
+    report_alternatives,
+)
+from survey_app.domain.question_privacy import epsilon_text, method_name
+from survey_app.storage.database import get_db
+from survey_app.storage.invitations import InvitationBusyError, InvitationError, invitation_is_open
+from survey_app.storage.responses import SubmissionConflictError, find_response, record_response
+from survey_app.storage.surveys import Survey, get_survey, list_public_surveys
+from survey_app.web.answered_cookie import (
+    forget_finished_surveys,
+    has_answered,
+    holds_records,
+    mark_answered,
+)
+from survey_app.web.bursts import burst_monitor
+from survey_app.web.i18n import current_language
+from survey_app.web.i18n import gettext as _
+from survey_app.web.limits import limit_submissions
+from survey_app.web.respond.forms import (
+    answered_values,
+    build_response_form,
+    form_problems,
+    new_form_token,
+    stored_submission_id,
+)
+from survey_app.web.respond.wording import UNAVAILABLE, error_wording, stored_day, typing_examples
+
+bp = Blueprint("respond", __name__)
+# The wire values of options and numbers and the thank-you page's cells: equal lengths.
+bp.add_app_template_global(option_value)
+# Words and numbers in the page's language (wording.py, ledger.py).
+for helper in (
+    fixed_width_number,
+    fixed_width_pattern,
+    listed_numbers,
+    number_digits,
+    report_alternatives,
+    error_wording,
+    typing_examples,
+    stored_day,
+    epsilon_text,
+    method_name,
+):
+    bp.add_app_template_global(helper)
+
+
+@bp.before_request
+def forget_closed_surveys() -> None:
+    """A browser coming back drops its records of surveys that no longer take answers."""
+    if holds_records():
+        forget_finished_surveys(str(row["slug"]) for row in list_public_surveys(get_db()))
+
+
+def _visible_survey(slug: str) -> Survey | None:
+    """The survey respondents may know of, in the page's language (or its first one).
+
+    A draft is its owner's alone until opened (they preview it in the builder), so its
+    address answers as one where no survey exists: it does not even say a survey is there.
+    """
+    survey = get_survey(get_db(), slug)
+    if survey is None or survey.status == "draft":
+        return None
+    return survey.localized(current_language())
+
+
+def _survey_or_404(slug: str) -> Survey:
+    survey = _visible_survey(slug)
+    if survey is None:
+        abort(404, description=_("There is no survey at this address."))
+    return survey
+
+
+def _render(template: str, survey: Survey, **context: Any) -> str:
+    """A page about one survey; its language switcher offers the survey's languages."""
+    return render_template(template, survey=survey, page_languages=survey.languages, **context)
+
+
+def _unavailable(reason: str) -> tuple[str, int]:
+    title, message = UNAVAILABLE[reason]
+    return render_template("respond/unavailable.html", title=title, message=message), 403
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a POST was refused, said on the form shown again (never what it sent)."""
+
+    problems: list[str]
+    field_errors: dict[str, list[str]] = field(default_factory=dict)
+    status: int = 400
+
+
+def _survey_page(
+    survey: Survey, invitation: str | None, agreed: bool, refusal: Refusal | None = None
+) -> tuple[str, int]:
+    """The page this survey shows a respondent now: the form, or why not.
+
+    The one place that decides whether the questions may be shown, for the GET and for
+    every refused POST alike, so a refused POST never shows more than the GET would: a
+    survey that takes no answers says so; one by invitation needs an open invitation;
+    a browser that answered is told so; consent comes before the questions (``agreed``:
+    the GET's ``agree=yes``, or the ``agreed`` field the form carries only once the
+    person has agreed). A refusal is said on the form, which comes back empty.
+    """
+    if not survey.accepts_responses:
+        return _unavailable(survey.status)
+    if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
+        return _unavailable("invitation")
+    status = refusal.status if refusal else 200
+    if not survey.by_invitation and has_answered(survey.slug):
+        return _render("respond/already_answered.html", survey), status
+    if survey.consent and not agreed:
+        # The consent step is a plain link: agreeing stores nothing, not even a cookie.
+        return _render("respond/consent.html", survey, invitation=invitation), status
+    page = _render(
+        "respond/survey.html",
+        survey,
+        submission_id=new_form_token(survey),
+        invitation=invitation if survey.by_invitation else None,
+        problems=refusal.problems if refusal else [],
+        field_errors=refusal.field_errors if refusal else {},
+    )
+    return page, status
+
+
+def _reported_answers(survey: Survey, form: BaseForm) -> tuple[dict[str, Any], str]:
+    """The answers to store and who randomized them.
+
+    The browser's script sends ``randomized=client`` with reports it already made;
+    anything else is a true answer, randomized here before any database call.
+    """
+    values = answered_values(survey, form)
+    if form["randomized"].data == "client":
+        return values, "client"
+    return randomize_response(survey, values), "server"  # type: ignore[arg-type]
+
+
+@bp.get("/")
+def index() -> str:
+    return render_template("respond/index.html", surveys=list_public_surveys(get_db()))
+
+
+@bp.get("/s/<slug>")
+def survey_form(slug: str) -> tuple[str, int]:
+    survey = _survey_or_404(slug)
+    agreed = request.args.get("agree") == "yes"
+    return _survey_page(survey, request.args.get("invitation"), agreed)
+
+
+@bp.post("/s/<slug>")
+@limit_submissions
+def submit(slug: str) -> tuple[str, int]:
+    survey = _survey_or_404(slug)
+    if not survey.accepts_responses:
+        return _unavailable(survey.status)
+    form = build_response_form(survey, request.form)
+    agreed = form["agreed"].data == "yes"
+    problems = form_problems(survey, request.form)
+    if problems or not form.validate():
+        invitation = form["invitation"].data if not form["invitation"].errors else None
+        return _survey_page(survey, invitation, agreed, Refusal(problems, form.errors))
+    reported, randomized_by = _reported_answers(survey, form)
+    db = get_db()
+    submission_id = stored_submission_id(form)
+    try:
+        stored = find_response(db, survey, submission_id)
+        if stored is None:
+            if not survey.by_invitation and has_answered(survey.slug):
+                return _render("respond/already_answered.html", survey), 409
+            stored = record_response(
+                db, survey, reported, submission_id, invitation=form["invitation"].data
+            )
+            burst_monitor(current_app).record(survey.id)
+            if not survey.by_invitation:
+                mark_answered(survey.slug)
+    except SubmissionConflictError:
+        conflict = Refusal([_("The form does not belong to this survey.")])
+        return _survey_page(survey, form["invitation"].data, agreed, conflict)
+    except InvitationError:
+        return _unavailable("invitation")
+    except InvitationBusyError:
+        busy = _(
+            "The survey was too busy to store your answers safely. Your link still works: "
+            "please wait a moment before sending them."
+        )
+        return _survey_page(survey, form["invitation"].data, agreed, Refusal([busy], status=503))
+    page = _render("respond/thanks.html", survey, stored=stored, randomized_by=randomized_by)
+    return page, 200
+
+
+@bp.app_errorhandler(CSRFError)
+def csrf_refused(error: CSRFError) -> tuple[str, int]:
+    # Flask-WTF read the body looking for the token, so its fields can be read.
+    return _refused_post(_("The form had expired or did not come from this site."), request.form)
+
+
+@bp.app_errorhandler(RequestEntityTooLarge)
+def too_large(error: RequestEntityTooLarge) -> tuple[str, int]:
+    # The body was not read, and reading it now would raise again: it carries nothing.
+    return _refused_post(_("The form sent was far larger than any answer."), {})
+
+
+def _refused_post(message: str, sent: Mapping[str, str]) -> tuple[str, int]:
+    """A POST refused before its view: the survey's page as its GET would show it, else an
+    error page.
+
+    The form comes back only where the GET would show it (``sent`` gives the posted
+    invitation and agreement, as the GET's query string does); a draft's address answers
+    as an unknown one.
+    """
+    survey = None
+    if request.endpoint == "respond.submit" and request.view_args:
+        survey = _visible_survey(str(request.view_args["slug"]))
+    if survey is not None:
+        agreed = sent.get("agreed") == "yes"
+        return _survey_page(survey, sent.get("invitation"), agreed, Refusal([message]))
+    page = render_template(
+        "error.html", title=_("Request refused"), message=message, nothing_stored=True
+    )
+    return page, 400
