@@ -1,6 +1,6 @@
 """The regression page over HTTP: first (cold) and repeated (warm) requests at 10,000 and
-1,000,000 responses, against a real gunicorn server (``loadlib.Server``, the README's 4
-sync workers).
+1,000,000 responses, against a real gunicorn server (``loadlib.Server``, the 4 sync
+workers of docs/operating.md).
 
 A survey with five plain covariates (year: 4 options, faculty: 5, residence: 3; age
 18-30 and weekly hours 0-20, plain numbers) and a sensitive yes/no answer drawn from a

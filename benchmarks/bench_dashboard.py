@@ -2,7 +2,7 @@
 
 Loads N synthetic responses (``load_synthetic``) into one database and 1,000 into a
 second, serves each in turn with loadlib's gunicorn harness (``Server``: 127.0.0.1, the
-README's recommended 4 sync workers unless ``--workers/--threads/--worker-class`` say
+recommended 4 sync workers of docs/operating.md unless ``--workers/--threads/--worker-class`` say
 otherwise), logs in as a researcher and measures, with loadlib's ``Browser``:
 
 * the dashboard (``/research/surveys/<slug>``): median and p90 of ``--requests`` GETs

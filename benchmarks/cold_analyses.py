@@ -1,5 +1,5 @@
 """A respondent's page while researchers start cold analyses, against a real gunicorn
-server (``loadlib.Server``, the README's 4 sync workers) and 1,000,000 responses.
+server (``loadlib.Server``, the 4 sync workers of docs/operating.md) and 1,000,000 responses.
 
 The survey is ``load_synthetic.py``'s mixed one (plain covariates ``year`` and ``age``;
 sensitive yes/no ``cheated``, ``skipped_meals``, ``stress``). Each round starts a fresh

@@ -1,7 +1,8 @@
 """Shared pieces of the benchmarks: the one gunicorn harness (``Server``), the one HTTP
 client (``Browser``, standard library only), and the checks run on the database afterwards.
 The load, crash and scale (``bench_dashboard.py``) benchmarks all serve the app through
-``Server`` with the README's recommended setting (``DEFAULT_CONFIG``) unless told otherwise.
+``Server`` with the recommended setting in docs/operating.md (``DEFAULT_CONFIG``) unless
+told otherwise.
 
 Every client "browser" has its own cookie jar and its own HTTP/1.1 keep-alive connection,
 and answers exactly once (the app refuses a second response from the same browser), so
@@ -320,7 +321,8 @@ def _free_listening_socket() -> socket.socket:
 
 @dataclasses.dataclass(frozen=True)
 class ServerConfig:
-    """A gunicorn setting; the defaults are the README's recommendation (4 sync workers)."""
+    """A gunicorn setting; the defaults are docs/operating.md's recommendation (4 sync
+    workers)."""
 
     workers: int = 4
     threads: int = 1
@@ -338,8 +340,8 @@ class ServerConfig:
         return cls(int(workers), int(threads or 1), worker_class or "gthread")
 
 
-DEFAULT_CONFIG = ServerConfig()  # the recommended setting (README, LOAD.md)
-# The README's --timeout. A sync worker cannot tell the arbiter it is alive while it
+DEFAULT_CONFIG = ServerConfig()  # the recommended setting (docs/operating.md, LOAD.md)
+# The --timeout of docs/operating.md. A sync worker cannot tell the arbiter it is alive while it
 # streams a response, so at gunicorn's default of 30 s a per-response CSV of a million
 # rows (20-50 s on 2 busy cores) would be killed mid-download ("WORKER TIMEOUT").
 WORKER_TIMEOUT = 120

@@ -7,7 +7,8 @@ page itself references (every ``<link href>``, stylesheet and icon, and every
 bytes as served (also reported gzip-compressed, which is what crosses the wire when a
 proxy compresses). Surveys measured: a 10-question survey defined below that mixes every
 question type and mechanism (yes/no fair and with ε, optional; plain, GRR and OUE
-choices; discrete-Laplace, Duchi and plain numbers; a consent step), and
+choices; discrete-Laplace, Duchi and plain numbers; a consent step: its page loads every
+mechanism's browser module, the heaviest case), and
 ``examples/campus-health.yaml`` (3 yes/no) and ``examples/mixed-survey.yaml``, each with
 its page words in English, Korean and Chinese (``?lang=``; a Korean or Chinese character
 is 3 bytes in UTF-8, so the catalogs weigh differently; the survey's own texts stay in
@@ -38,9 +39,9 @@ REPO = HERE.parent
 
 from survey_app import create_app  # noqa: E402
 from survey_app.domain.definitions import load_definition, parse_definition  # noqa: E402
-from survey_app.storage.database import get_db  # noqa: E402
+from survey_app.domain.languages import LANGUAGES  # noqa: E402
 from survey_app.storage.surveys import store_survey  # noqa: E402
-from survey_app.web.i18n import LANGUAGES  # noqa: E402
+from survey_app.web.database_session import get_db  # noqa: E402
 
 BUDGET_BYTES = 30 * 1024  # "≤ 30 KB", read as KiB (the lenient reading)
 ASSET = re.compile(r'<(?:link\b[^>]*?\bhref|script\b[^>]*?\bsrc)="([^"]+)"')

@@ -33,14 +33,14 @@ from scipy.special import expit
 if __package__ in (None, ""):  # run as a script: make ``survey_app`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from survey_app.privacy import TwoCoinDesign, simulate_reports  # noqa: E402
+from survey_app.privacy import QuestionType, TwoCoinDesign, simulate_reports  # noqa: E402
 from survey_app.privacy.regression import Covariate, design_from_columns, fit_randomized_logistic  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SIZES = (10_000, 1_000_000)
 TRUE_BETA = np.array([-1.0, 0.5, -0.3, 0.2, 0.0, 0.8])  # intercept, four numbers, the choice
-COVARIATES = [Covariate(f"x{j}", "number") for j in range(1, 5)] + [
-    Covariate("member", "choice", ("no", "yes"))
+COVARIATES = [Covariate(f"x{j}", QuestionType.NUMBER) for j in range(1, 5)] + [
+    Covariate("member", QuestionType.CHOICE, ("no", "yes"))
 ]
 DESIGN = TwoCoinDesign.from_epsilon(1.0)
 SEED = 20261121

@@ -1,4 +1,5 @@
-"""Settings, declared once as data so the README table and the code cannot drift apart.
+"""Settings, declared once as data so the table in docs/operating.md and the code cannot
+drift apart.
 
 Precedence, lowest first: the defaults below, ``SURVEY_APP_<NAME>`` environment variables,
 then the mapping passed to ``create_app`` (tests use that).

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from collections.abc import Mapping, Sequence
+from itertools import product
 from pathlib import Path
 
 import pytest
 import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
+from werkzeug.routing import Rule
+from werkzeug.test import TestResponse
 
 from survey_app import create_app
 from survey_app.storage.accounts import create_researcher
-from survey_app.storage.database import get_db
-
-from .conftest import INVITE_ONLY, PASSWORD, SLUG, answers, fresh_form, hidden_fields, log_in
+from survey_app.web.database_session import get_db
+from tests.support.examples import INVITE_ONLY, SLUG
+from tests.support.researchers import PASSWORD, log_in
+from tests.support.respondents import answers, fresh_form, hidden_fields
 
 
 def submit(client: FlaskClient, slug: str, fields: dict[str, str], **extra: str):
@@ -123,39 +129,136 @@ def test_lifecycle_draft_open_closed(
     assert database["responses"].count == 0
 
 
+# Who may open the researcher's pages. Both tests below walk the app's URL map, not a list
+# kept by hand, so a page added anywhere under /research/ is checked the day it is added.
+
+# A value for each argument a research page's URL takes (a new argument needs one here).
+SAMPLES = {"slug": (SLUG, "no-such-survey"), "action": ("open", "close")}
+# The research blueprint's children: the URL map must show each, or the walk is too short.
+CHILDREN = {"research.dashboard", "research.builder", "research.analysis", "research.publishing"}
+# What a researcher a survey is shared with may read. Any other page naming a survey is
+# its owner's alone (403 for a viewer), or in the builder its owner's draft (404).
+VIEWER_PAGES = {
+    "research.dashboard.dashboard",
+    "research.dashboard.plot_svg",
+    "research.dashboard.export_csv",
+    "research.dashboard.responses_download",
+    "research.dashboard.estimates_download",
+    "research.dashboard.codebook_json",
+    "research.analysis.groups",
+    "research.analysis.groups_csv",
+    "research.analysis.regression",
+    "research.analysis.regression_download",
+}
+DRAFT = "sketch"
+
+
+def research_rules(app: Flask) -> list[Rule]:
+    rules = [rule for rule in app.url_map.iter_rules() if rule.rule.startswith("/research")]
+    assert CHILDREN <= {rule.endpoint.rpartition(".")[0] for rule in rules}
+    return rules
+
+
+def rule_paths(app: Flask, rule: Rule, samples: Mapping[str, Sequence[str]]) -> set[str]:
+    """The rule's URL for every combination of sample arguments."""
+    names = sorted(rule.arguments)
+    assert set(names) <= samples.keys(), f"give {rule.rule}'s arguments sample values"
+    adapter = app.url_map.bind("localhost")
+    return {
+        adapter.build(rule.endpoint, dict(zip(names, values, strict=True)))
+        for values in product(*(samples[name] for name in names))
+    }
+
+
+def form_token(client: FlaskClient) -> str:
+    """A CSRF token for this client's session (the login form carries one), so that a POST
+    refused below is refused by the guard or the owner check, not for want of a token."""
+    page = client.get("/login").get_data(as_text=True)
+    found = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page)
+    assert found, "the login form has a CSRF token"
+    return found.group(1)
+
+
+def visit(client: FlaskClient, method: str, path: str) -> TestResponse:
+    data = {"csrf_token": form_token(client)} if method == "POST" else None
+    return client.open(path, method=method, data=data)
+
+
+def test_every_research_page_sends_anonymous_visitors_to_log_in(app: Flask) -> None:
+    """GET and POST, on every rule under /research/, for a survey that exists and one that
+    does not: a redirect to the login page, or 405 where the method has no page."""
+    anonymous, adapter = app.test_client(), app.url_map.bind("localhost")
+    wrong = []
+    for path in set().union(*(rule_paths(app, r, SAMPLES) for r in research_rules(app))):
+        for method in ("GET", "POST"):
+            response = visit(anonymous, method, path)
+            if method not in adapter.allowed_methods(path):
+                refused = response.status_code == 405
+            else:
+                location = response.headers.get("Location", "")
+                refused = response.status_code == 302 and location.startswith("/login?next=")
+            if not refused:
+                wrong.append((method, path, response.status_code))
+    assert not wrong
+
+
 @pytest.fixture
-def two_researchers(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> None:
+def researchers(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> dict[str, FlaskClient]:
+    """Logged-in browsers of the owner of "private" and of the draft DRAFT, of a viewer
+    "private" is shared with, and of a stranger."""
+    names = ("owner", "viewer", "stranger")
     with app.app_context():
-        create_researcher(get_db(), "owner", PASSWORD)
-        create_researcher(get_db(), "other", PASSWORD)
-    definition = tmp_path / "private.yaml"
-    definition.write_text(INVITE_ONLY.replace("staff-pulse", "private"))
-    result = runner.invoke(args=["import-survey", "--owner", "owner", str(definition)])
-    assert result.exit_code == 0, result.output
+        for name in names:
+            create_researcher(get_db(), name, PASSWORD)
+    for slug, stage in (("private", []), (DRAFT, ["--draft"])):
+        definition = tmp_path / f"{slug}.yaml"
+        definition.write_text(INVITE_ONLY.replace("staff-pulse", slug))
+        result = runner.invoke(args=["import-survey", *stage, "--owner", "owner", str(definition)])
+        assert result.exit_code == 0, result.output
+    assert runner.invoke(args=["share", "private", "viewer"]).exit_code == 0
+    clients = {}
+    for name in names:
+        clients[name] = app.test_client()
+        assert log_in(clients[name], name).status_code == 302
+    return clients
 
 
-PRIVATE_ROUTES = [
-    "/research/surveys/private",
-    "/research/surveys/private/plot.svg",
-    "/research/surveys/private/export.csv",
-    "/research/surveys/private/responses.csv",
-    "/research/surveys/private/estimates.json",
-    "/research/surveys/private/codebook.json",
-]
+def statuses(researchers: dict[str, FlaskClient], method: str, path: str) -> dict[str, int]:
+    """Each researcher's answer to this request; the owner's for a GET only (their POST
+    would change the survey under the others)."""
+    return {
+        name: visit(client, method, path).status_code
+        for name, client in researchers.items()
+        if method == "GET" or name != "owner"
+    }
 
 
-@pytest.mark.parametrize("path", PRIVATE_ROUTES)
-def test_researchers_see_only_their_own_surveys(
-    app: Flask, two_researchers: None, runner: FlaskCliRunner, path: str
+@pytest.mark.slow
+def test_every_page_naming_a_survey_is_for_its_owner_and_viewers_only(
+    app: Flask, researchers: dict[str, FlaskClient]
 ) -> None:
-    owner, other = app.test_client(), app.test_client()
-    log_in(owner, "owner")
-    log_in(other, "other")
-    assert owner.get(path).status_code == 200
-    assert other.get(path).status_code == 404
-    assert "Staff pulse" not in other.get("/research/").get_data(as_text=True)
-    assert runner.invoke(args=["share", "private", "other"]).exit_code == 0
-    assert other.get(path).status_code == 200
+    """Every rule with a ``<slug>``, by each method it takes: a stranger gets 404 (as if the
+    survey did not exist); a viewer gets what the owner gets on VIEWER_PAGES and 403 on the
+    rest (404 in the builder, where a draft is its owner's alone); the owner is let in: the
+    page, or 400 for one asked without its query (tried by GET only: the POSTs would change
+    the survey)."""
+    wrong = []
+    for rule in research_rules(app):
+        if "slug" not in rule.arguments:
+            continue
+        in_builder = rule.endpoint.startswith("research.builder.")
+        samples = {**SAMPLES, "slug": (DRAFT if in_builder else "private",)}
+        viewer_reads = rule.endpoint in VIEWER_PAGES
+        for path in rule_paths(app, rule, samples):
+            for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+                got = statuses(researchers, method, path)
+                viewer = got.get("owner") if viewer_reads else 404 if in_builder else 403
+                owner_let_in = got.get("owner", 200) in (200, 400)
+                if (got["viewer"], got["stranger"]) != (viewer, 404) or not owner_let_in:
+                    wrong.append((method, path, got))
+    assert not wrong
+    listing = {name: c.get("/research/").get_data(as_text=True) for name, c in researchers.items()}
+    assert "Staff pulse" in listing["viewer"] and "Staff pulse" not in listing["stranger"]
 
 
 def test_import_with_an_unknown_owner_fails(runner: FlaskCliRunner, tmp_path: Path) -> None:
@@ -168,8 +271,7 @@ def test_import_with_an_unknown_owner_fails(runner: FlaskCliRunner, tmp_path: Pa
 def test_submissions_are_rate_limited(tmp_path: Path) -> None:
     from survey_app.domain.definitions import load_definition
     from survey_app.storage.surveys import store_survey
-
-    from .conftest import EXAMPLE
+    from tests.support.examples import EXAMPLE
 
     app = create_app(
         {

@@ -20,7 +20,7 @@ from scipy.special import expit
 
 from survey_app.domain import analyses as analysis
 from survey_app.domain.definitions import load_definition
-from survey_app.privacy import TwoCoinDesign, simulate
+from survey_app.privacy import QuestionType, TwoCoinDesign, simulate
 from survey_app.privacy.groups import (
     GroupSums,
     count_by_group,
@@ -31,11 +31,12 @@ from survey_app.privacy.groups import (
 from survey_app.privacy.means import MeanEstimate, estimate_mean
 from survey_app.privacy.regression import Covariate, design_from_responses, fit_randomized_logistic
 from survey_app.storage.accounts import create_researcher
-from survey_app.storage.database import get_db
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, get_survey, share_survey, store_survey
+from survey_app.web.database_session import get_db
+from tests.support.researchers import PASSWORD, log_in
 
-from .conftest import PASSWORD, log_in
+pytestmark = pytest.mark.slow
 
 SLUG = "analysis-test"
 SURVEY = f"""\
@@ -221,8 +222,8 @@ def test_the_fit_from_counts_equals_the_fit_from_every_row(
         stored_rows(database),
         "cheated",
         [
-            Covariate("year", "choice", ("First", "Second", "Third", "Fourth or later")),
-            Covariate("age", "number"),
+            Covariate("year", QuestionType.CHOICE, ("First", "Second", "Third", "Fourth or later")),
+            Covariate("age", QuestionType.NUMBER),
         ],
     )
     mechanism = survey.questions[2].mechanism

@@ -4,8 +4,9 @@ Every broken variant is sized so that it fails by a wide margin, never by luck: 
 comment at each states the chance that the audit would miss it, from the noncentral
 chi-square distribution of the fit statistic and the spread of the log-ratio bound. The
 audits of correct code fail only with the familywise α = 1e-6 the audit is built for.
-Broken browser scripts are made by editing the shipped randomize.js as text, so the
-tests follow the real file (and say so when an edit no longer applies).
+Broken browser scripts are made by editing the shipped browser modules (``coins.js`` and
+``mechanisms/*.js``, joined as the audit loads them) as text, so the tests follow the real
+files (and say so when an edit no longer applies).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from survey_app.cli.audit import (
     PYTHON,
     AuditReport,
     audit_command,
+    browser_source,
     case_time_limit,
     format_report,
-    randomize_script,
     run_audit,
 )
 from survey_app.domain.definitions import (
@@ -55,11 +56,13 @@ from survey_app.privacy.audit import (
     report_sets,
     shipped_cases,
 )
-from survey_app.privacy.choice import GeneralizedRandomizedResponse
 from survey_app.privacy.choosing import choice_mechanism, number_mechanism
 from survey_app.privacy.coins import ONE, SECURE, RandomSource, bernoulli
-from survey_app.privacy.mechanism import MECHANISM_NAMES
-from survey_app.privacy.number import DiscreteLaplace
+from survey_app.privacy.mechanisms import (
+    MECHANISM_NAMES,
+    DiscreteLaplace,
+    GeneralizedRandomizedResponse,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 SKIP_VARIABLE = "SURVEY_APP_SKIP_BROWSER"
@@ -82,11 +85,12 @@ def case(label: str) -> AuditCase:
 
 
 def broken_script(old: str, new: str) -> str:
-    """The shipped randomize.js with ``old`` (which must occur exactly once) made ``new``."""
-    source = randomize_script().read_text(encoding="utf-8")
+    """The shipped browser modules, joined, with ``old`` (which must occur exactly once)
+    made ``new``."""
+    source = browser_source()
     assert source.count(old) == 1, (
-        f"randomize.js no longer contains {old!r} exactly once: update this test's edit "
-        "so it still breaks the same step of the shipped script"
+        f"the browser modules no longer contain {old!r} exactly once: update this test's "
+        "edit so it still breaks the same step of the shipped samplers"
     )
     return source.replace(old, new)
 
@@ -214,7 +218,7 @@ def largest_draw_bytes() -> int:
     """The most bytes one coin of any question the app accepts can draw.
 
     Dyadic coins: yes/no's t and Duchi's lean ≥ tanh(ε_min/2), GRR's keep > 1/k, OUE's
-    q ≥ 1/(e^ε_max + 1); Duchi's coin in randomize.js is unreduced, 2·b·Δ. Discrete
+    q ≥ 1/(e^ε_max + 1); Duchi's coin in mechanisms/duchi.js is unreduced, 2·b·Δ. Discrete
     Laplace: t ≤ 10^decimals·Δ, times k in the exp-coin (k ≥ 64 has chance < 1/63!).
     """
     lean = largest_denominator(math.tanh(float(EPSILON_MIN) / 2))
@@ -257,6 +261,7 @@ def test_the_python_samplers_draw_every_byte_length_the_app_can_ask_for() -> Non
 # ---- the shipped code passes ----
 
 
+@pytest.mark.slow
 def test_the_shipped_python_mechanisms_pass() -> None:
     report = run_audit(samples=3_000, browser=False)
     assert report.passed, format_report(report)
@@ -265,6 +270,7 @@ def test_the_shipped_python_mechanisms_pass() -> None:
         assert result.epsilon_lower_bound <= result.claimed_epsilon
 
 
+@pytest.mark.browser
 def test_the_shipped_browser_script_passes(chromium: None) -> None:
     report = run_audit(samples=3_000, python=False)
     assert report.passed, format_report(report)
@@ -274,6 +280,7 @@ def test_the_shipped_browser_script_passes(chromium: None) -> None:
 # ---- broken variants fail ----
 
 
+@pytest.mark.browser
 def test_a_browser_second_coin_biased_to_three_quarters_fails(chromium: None) -> None:
     script = broken_script("bern(...rational(p.forced_yes_probability))", "bern(3n, 4n)")
     # P(yes | yes) and P(yes | no) both rise by (1-t)/4; at 10,000 reports the fit
@@ -288,6 +295,7 @@ def test_a_browser_second_coin_biased_to_three_quarters_fails(chromium: None) ->
     assert "AUDIT FAILED: 3 of 3" in format_report(report)
 
 
+@pytest.mark.browser
 def test_a_browser_coin_from_math_random_fails(chromium: None) -> None:
     # Same distribution (a fair coin), wrong source: only the tripwire can see it. With
     # 200 reports the second coin is reached at least once except with chance 2^-200.
@@ -299,6 +307,7 @@ def test_a_browser_coin_from_math_random_fails(chromium: None) -> None:
     assert "the browser script called Math.random" in format_report(report)
 
 
+@pytest.mark.browser
 def test_a_browser_script_that_never_returns_fails_instead_of_hanging(chromium: None) -> None:
     # A rejection sampler that never accepts: below(n) loops forever for every n > 1.
     script = broken_script("if (v < n) return v;", "if (v < 0n) return v;")
@@ -315,7 +324,7 @@ def test_a_browser_script_that_never_returns_fails_instead_of_hanging(chromium: 
 
 
 class MaskOnTheLastByte:
-    """randomize.js's ``below(n)`` with its mask moved from the first byte to the last,
+    """coins.js's ``below(n)`` with its mask moved from the first byte to the last,
     drawn exactly and without its rejections: the low byte keeps only its r lowest bits
     (r = bits of n - 1, mod 8), the top byte goes unmasked and a value ≥ n is drawn
     again, so the result is uniform on the values below n whose low byte is below 2^r."""
@@ -329,6 +338,7 @@ class MaskOnTheLastByte:
         return 256 * (index >> r) + (index & (kept - 1))
 
 
+@pytest.mark.slow
 def test_the_laplace_case_fails_a_mask_on_the_wrong_byte() -> None:
     # The fault that no case used to see: for t = 1000 (10 bits) U keeps 2 of its low
     # byte's 8 bits, takes 16 values, and the reports 31 residues of 1000. Where a unit
@@ -337,7 +347,7 @@ def test_the_laplace_case_fails_a_mask_on_the_wrong_byte() -> None:
     # threshold of 1,705 (1,389 degrees of freedom at the default run's level). The
     # report 1 is 32 times likelier than it should be for the answer 0 (≈ 630 reports)
     # and impossible for 1000: the ε bound is ≈ 2.8, against a claim of 1. In
-    # randomize.js the same fault also rejects 63 of 64 draws (the top byte goes
+    # coins.js the same fault also rejects 63 of 64 draws (the top byte goes
     # unmasked), so the audit may stop it as hung instead: a failure either way.
     laplace_case = case("discrete Laplace, 0-1000, ε = 1")
     broken = MaskOnTheLastByte()
@@ -362,6 +372,7 @@ class LoopingLaplace(DiscreteLaplace):
         return value + k
 
 
+@pytest.mark.slow
 def test_a_python_sampler_that_loops_fails_within_its_limit() -> None:
     laplace = number_mechanism(0, 10, Fraction(1), "laplace")
     assert isinstance(laplace, DiscreteLaplace)
@@ -389,6 +400,7 @@ class TruncatedLaplace(DiscreteLaplace):
         return min(max(report, value - self.bound), value + self.bound)
 
 
+@pytest.mark.slow
 def test_a_truncated_laplace_tail_fails_in_python() -> None:
     # 3,000 reports per answer, α = e^-0.1, clamped at |Z| ≤ 30: P(|Z| > 30) = 5%, all of it
     # piled on ±30. Fit noncentrality 1491 against a threshold of 147 (71 degrees of
@@ -402,6 +414,7 @@ def test_a_truncated_laplace_tail_fails_in_python() -> None:
     assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
 
 
+@pytest.mark.browser
 def test_a_truncated_laplace_tail_fails_in_the_browser(chromium: None) -> None:
     script = broken_script(
         "return Number(x + discreteLaplace(s, t));",
@@ -437,6 +450,7 @@ def test_a_grr_that_keeps_the_truth_too_often_fails_in_python() -> None:
     assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
 
 
+@pytest.mark.browser
 def test_a_grr_that_keeps_the_truth_too_often_fails_in_the_browser(chromium: None) -> None:
     script = broken_script("bern(...rational(p.keep_probability))", "bern(1n, 2n)")
     # The same keep probability of 1/2 in the browser, the same margins as above.
@@ -448,6 +462,7 @@ def test_a_grr_that_keeps_the_truth_too_often_fails_in_the_browser(chromium: Non
 # ---- the command ----
 
 
+@pytest.mark.slow
 def test_command_passes_on_the_python_path_and_says_the_browser_was_not_audited() -> None:
     result = CliRunner().invoke(audit_command, ["--samples", "300", "--python-only"])
     assert result.exit_code == 0, result.output
@@ -463,6 +478,7 @@ def test_command_exits_2_without_chromium(tmp_path: Path) -> None:
     assert "--python-only" in result.stderr
 
 
+@pytest.mark.browser
 def test_command_fails_within_its_limit_when_a_browser_exp_coin_loops(
     chromium: None, tmp_path: Path
 ) -> None:
@@ -470,7 +486,7 @@ def test_command_fails_within_its_limit_when_a_browser_exp_coin_loops(
     # the first Laplace case hangs. It fails when its own limit (10 s at 200 reports per
     # answer) runs out, not after a deadline summed over the whole audit (the old code's,
     # 72 s here), and the cases after it are reported as not sampled.
-    script = tmp_path / "randomize.js"
+    script = tmp_path / "samplers.js"
     script.write_text(
         broken_script("while (bern(s, t * k)) k++;", "while (bern(s, t)) k++;"),
         encoding="utf-8",
@@ -488,8 +504,9 @@ def test_command_fails_within_its_limit_when_a_browser_exp_coin_loops(
     assert limit < elapsed < limit + 30, result.stdout
 
 
+@pytest.mark.browser
 def test_command_exits_1_on_a_broken_script(chromium: None, tmp_path: Path) -> None:
-    script = tmp_path / "randomize.js"
+    script = tmp_path / "samplers.js"
     script.write_text(
         broken_script("bern(...rational(p.forced_yes_probability))", "Math.random() < 0.5"),
         encoding="utf-8",

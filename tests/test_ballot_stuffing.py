@@ -18,7 +18,6 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from survey_app.domain.definitions import load_definition
-from survey_app.storage.database import get_db
 from survey_app.storage.surveys import get_survey, store_survey
 from survey_app.web import form_tokens
 from survey_app.web.bursts import (
@@ -29,9 +28,11 @@ from survey_app.web.bursts import (
     Burst,
     BurstMonitor,
 )
+from survey_app.web.database_session import get_db
 from survey_app.web.form_tokens import issue_form_token
-
-from .conftest import KEYS, MIXED, SLUG, answers, fresh_form, mixed_form, shown_answers, tally_cells
+from tests.support.examples import KEYS, MIXED, SLUG
+from tests.support.respondents import answers, fresh_form, mixed_form, shown_answers
+from tests.support.stored import tally_cells
 
 NOT_ISSUED = "not issued by this site"
 
@@ -250,6 +251,7 @@ def respond(app: Flask, times: int) -> None:
         assert response.status_code == 200
 
 
+@pytest.mark.slow
 def test_the_dashboard_flags_a_burst(app: Flask, logged_in: FlaskClient, burst_clock) -> None:
     for minute in range(30):  # a usual day: a response or two a minute
         respond(app, 1 + minute % 2)
@@ -266,6 +268,7 @@ def test_the_dashboard_flags_a_burst(app: Flask, logged_in: FlaskClient, burst_c
     assert "invitation" in warning
 
 
+@pytest.mark.slow
 def test_the_dashboard_shows_no_burst_for_steady_traffic(
     app: Flask, logged_in: FlaskClient, burst_clock
 ) -> None:
@@ -320,6 +323,7 @@ def test_burst_rule() -> None:
     assert monitor.largest_burst(1) is None and monitor.largest_burst(2) is None
 
 
+@pytest.mark.slow
 def test_the_monitor_counts_stored_responses_only(
     app: Flask, client: FlaskClient, burst_clock
 ) -> None:

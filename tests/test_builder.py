@@ -25,10 +25,10 @@ from survey_app.domain.builder_fields import (
 )
 from survey_app.domain.definitions import SurveyDefinitionError, load_definition, parse_definition
 from survey_app.storage.accounts import create_researcher
-from survey_app.storage.database import get_db
 from survey_app.storage.surveys import get_survey, list_visible_surveys
-
-from .conftest import MIXED, PASSWORD, SLUG, log_in
+from survey_app.web.database_session import get_db
+from tests.support.examples import MIXED, SLUG
+from tests.support.researchers import PASSWORD, log_in
 
 BUILDER = "/research/builder/"
 
@@ -377,22 +377,7 @@ def bilingual_page(client: FlaskClient) -> str:
     return text(client.post(BUILDER, data={**form.to_dict(flat=False), "preview": "1"}))
 
 
-# Routes.
-
-
-BUILDER_GETS = [
-    BUILDER,
-    f"{BUILDER}drafts/{SLUG}",
-    f"{BUILDER}drafts/{SLUG}/preview",
-    f"{BUILDER}drafts/{SLUG}/survey.yaml",
-]
-
-
-@pytest.mark.parametrize("path", BUILDER_GETS)
-def test_anonymous_visitors_are_sent_to_log_in(client: FlaskClient, path: str) -> None:
-    response = client.get(path)
-    assert response.status_code == 302
-    assert response.headers["Location"].startswith("/login?next=")
+# Routes (anonymous visitors: tests/test_access.py, from the app's url_map).
 
 
 def test_the_builder_works_without_javascript(builder: FlaskClient, app: Flask) -> None:
@@ -583,6 +568,7 @@ def test_the_live_preview_returns_the_panel_alone(builder: FlaskClient) -> None:
     assert "<span data-message>must not be empty</span>" in invalid
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "path",
     ["", "preview", "upload", f"drafts/{SLUG}", f"drafts/{SLUG}/upload"],

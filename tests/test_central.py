@@ -4,7 +4,6 @@ intervals, and the budget ledger."""
 from __future__ import annotations
 
 import math
-import random
 from datetime import datetime
 from fractions import Fraction
 from statistics import NormalDist
@@ -17,8 +16,11 @@ from numpy.polynomial import polynomial
 from survey_app.privacy import FAIR_COINS, estimate_proportion, simulate_reports
 from survey_app.privacy.central import (
     SENSITIVITY,
+    BudgetBelowSpentError,
+    BudgetChange,
     BudgetExceededError,
     Ledger,
+    NoBudgetError,
     accuracy_bound,
     central_epsilon,
     fingerprint,
@@ -30,28 +32,15 @@ from survey_app.privacy.central import (
     tail_probability,
 )
 from survey_app.privacy.groups import GroupCount
+from tests.support.statistics import Seeded, within_five_se
 
 NOON = datetime(2026, 11, 21, 12, 0)
-
-
-class Seeded:
-    """A reproducible stand-in for ``secrets``: the same ``randbelow`` interface."""
-
-    def __init__(self, seed: int) -> None:
-        self.random = random.Random(seed)
-
-    def randbelow(self, n: int, /) -> int:
-        return self.random.randrange(n)
 
 
 def pmf(gamma: Fraction, support: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
     """The discrete Laplace pmf (1 - α)/(1 + α)·α^|z|, written out."""
     alpha = math.exp(-float(gamma))
     return (1 - alpha) / (1 + alpha) * alpha ** np.abs(support)
-
-
-def within_five_se(hits: int, trials: int, p: float) -> bool:
-    return abs(hits / trials - p) <= 5 * math.sqrt(p * (1 - p) / trials)
 
 
 # --- sensitivity, tails and accuracy ----------------------------------------------------
@@ -174,6 +163,29 @@ def test_noisy_max_picks_the_mode_at_the_predicted_rate() -> None:
     assert within_five_se(wins, draws, predicted), (wins / draws, predicted)
 
 
+def two_count_win_probability(counts: tuple[int, int], gamma: Fraction) -> float:
+    """P(option 1 is released) for two counts, by a second path: D = Z₁ - Z₀ is the
+    difference of two independent discrete Laplace draws (the pmf convolved with itself);
+    option 1 wins when c₁ + Z₁ > c₀ + Z₀, and a tie goes to either with probability ½.
+    Noise beyond ±2000 has probability below 1e-80 at γ ≥ 1/10."""
+    noise = pmf(gamma, np.arange(-2000, 2001))
+    difference = np.convolve(noise, noise)
+    values = np.arange(-4000, 4001)
+    gap = counts[1] - counts[0]
+    return float(difference[values > -gap].sum() + difference[values == -gap].sum() / 2)
+
+
+def test_noisy_max_picks_between_two_close_counts_at_the_predicted_rate() -> None:
+    # A mode figure's regime: ε = 1/10 and noise as wide as the gap between the counts.
+    counts, epsilon, draws = (10, 20), Fraction(1, 10), 4_000
+    predicted = two_count_win_probability(counts, epsilon)
+    assert 0.6 < predicted < 0.8  # the noise matters
+    assert predicted == pytest.approx(win_probabilities(list(counts), epsilon)[1], abs=1e-6)
+    source = Seeded(7)
+    wins = sum(report_noisy_max(counts, epsilon, source) == 1 for _ in range(draws))
+    assert within_five_se(wins, draws, predicted), (wins / draws, predicted)
+
+
 def test_noisy_max_is_epsilon_dp_exactly() -> None:
     # One respondent added or removed moves one count by one: every output's probability
     # changes by a factor of at most e^ε (the proof in report_noisy_max).
@@ -276,16 +288,40 @@ def test_ledger_composes_refuses_and_charges_every_release() -> None:
     # public that nobody answered in between. 0.3 fits exactly (0.3 + 0.4 + 0.3 = 1).
     again = ledger.charge("year histogram", "0.3", NOON)
     assert again.remaining == 0 and again.releases[-1].cost == Fraction(3, 10)
-    with pytest.raises(BudgetExceededError, match="needs ε = 0.3, but only 0 of .* budget of 1"):
+    with pytest.raises(BudgetExceededError) as refused:
         again.charge("year histogram", "0.3", NOON)
+    # Facts, not words: the page and the command line each say them in their own.
+    facts = refused.value
+    assert facts.needed == Fraction(3, 10) and facts.remaining == 0
+    assert facts.budget == facts.spent == 1
     assert again.spent == 1  # unchanged by the refusal
 
 
-def test_budget_changes() -> None:
-    ledger = Ledger(Fraction(1)).charge("page", "0.6", NOON)
-    assert ledger.with_budget("2").remaining == Fraction(7, 5)
-    with pytest.raises(BudgetExceededError, match="already spent ε = 0.6"):
-        ledger.with_budget("0.5")
+def test_a_ledger_without_a_budget_takes_only_free_releases() -> None:
+    ledger = Ledger().charge("exact estimates", 0, NOON, ["exact-estimates"], covered=False)
+    (free,) = ledger.releases
+    assert free.cost == 0 and free.figures == ("exact-estimates",) and not free.covered
+    assert ledger.spent == 0 and ledger.remaining is None
+    with pytest.raises(NoBudgetError) as refused:
+        ledger.charge("histogram of year", "0.001", NOON)
+    assert refused.value.needed == Fraction(1, 1000)
+
+
+def test_budget_changes_are_recorded_and_never_go_below_what_is_spent() -> None:
+    ledger = Ledger().with_budget("1", NOON).charge("page", "0.6", NOON)
+    raised = ledger.with_budget("2", NOON)
+    assert raised.remaining == Fraction(7, 5)
+    assert raised.budget_changes == (
+        BudgetChange(NOON, Fraction(1), None, 0),
+        BudgetChange(NOON, Fraction(2), Fraction(1), 1),
+    )
+    assert [event.kind for event in raised.history] == ["budget", "release", "budget"]
+    assert raised.with_budget("2", NOON) == raised  # the same budget: nothing to record
+    assert ledger.with_budget("0.6", NOON).remaining == 0  # exactly what is spent
+    with pytest.raises(BudgetBelowSpentError) as refused:
+        ledger.with_budget("0.5", NOON)
+    facts = refused.value
+    assert (facts.asked, facts.budget, facts.spent) == (Fraction(1, 2), Fraction(1), Fraction(3, 5))
     with pytest.raises(ValueError, match="positive"):
         Ledger(Fraction(0))
 

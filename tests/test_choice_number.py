@@ -21,8 +21,7 @@ from survey_app.privacy import (
     number_mechanism,
     simulate,
 )
-
-from .conftest import assert_distribution
+from tests.support.statistics import assert_distribution
 
 EPSILONS = ["0.01", "0.1", "0.5", "1", "1.5", "2", "3.333", "5", "10"]
 DRAWS = 20_000
@@ -48,6 +47,7 @@ def test_oue_reports_follow_probability(value: int) -> None:
     assert_distribution(counts, {r: float(oue.probability(r, value)) for r in reports})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", [0, 3, 5])
 def test_discrete_laplace_reports_follow_probability(value: int) -> None:
     laplace = DiscreteLaplace.from_epsilon(0, 5, Fraction(2))  # γ = 2/5
@@ -57,6 +57,7 @@ def test_discrete_laplace_reports_follow_probability(value: int) -> None:
     assert_distribution(counts, {r: laplace.probability(r, value) for r in support})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", [0, 3, 7, 10])
 def test_duchi_reports_follow_probability(value: int) -> None:
     duchi = DuchiBinary.from_epsilon(0, 10, Fraction(1))

@@ -14,7 +14,8 @@ import pytest
 import sqlite_utils
 from flask.testing import FlaskCliRunner
 
-from .conftest import EXAMPLE, SLUG, answers, fresh_form
+from tests.support.examples import EXAMPLE, SLUG
+from tests.support.respondents import answers, fresh_form
 
 
 def test_init_db_is_idempotent(runner: FlaskCliRunner, database: sqlite_utils.Database) -> None:
@@ -75,6 +76,7 @@ def test_export_of_an_unknown_survey_fails(runner: FlaskCliRunner) -> None:
     assert "no survey with slug 'nope'" in result.output
 
 
+@pytest.mark.slow
 def test_run_on_a_fresh_database_serves_the_example(tmp_path: Path) -> None:
     """``survey-app run`` on nothing: creates the database, loads the example, prints the URL."""
     port = _free_port()
@@ -151,12 +153,14 @@ def _survey_app(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedP
     )
 
 
+@pytest.mark.slow
 def test_a_bad_setting_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     result = _survey_app(tmp_path, "init-db", SURVEY_APP_RATE_LIMITS="maybe")
     assert result.returncode == 1
     assert result.stderr == "Error: SURVEY_APP_RATE_LIMITS: expected on or off, got 'maybe'\n"
 
 
+@pytest.mark.slow
 def test_a_database_in_a_missing_folder_is_refused_not_created(tmp_path: Path) -> None:
     target = tmp_path / "typo" / "survey.db"
     result = _survey_app(tmp_path, "init-db", SURVEY_APP_DATABASE=str(target))
@@ -166,6 +170,7 @@ def test_a_database_in_a_missing_folder_is_refused_not_created(tmp_path: Path) -
     assert not target.parent.exists()
 
 
+@pytest.mark.slow
 def test_help_lists_only_this_apps_commands_in_its_own_words(tmp_path: Path) -> None:
     result = _survey_app(tmp_path, "--help")
     assert result.returncode == 0
@@ -176,6 +181,7 @@ def test_help_lists_only_this_apps_commands_in_its_own_words(tmp_path: Path) -> 
         assert f"  {foreign} " not in listed
 
 
+@pytest.mark.slow
 def test_run_on_a_busy_port_fails_without_claiming_to_run(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

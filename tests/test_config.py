@@ -1,4 +1,4 @@
-"""Settings: declared once, read from the environment, documented in the README."""
+"""Settings: declared once, read from the environment, documented in docs/operating.md."""
 
 from __future__ import annotations
 
@@ -12,13 +12,18 @@ import pytest
 
 from survey_app import create_app
 from survey_app.config import SETTINGS, instance_secret_key, load_settings
+from tests.support.paths import ROOT
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+OPERATING = ROOT / "docs" / "operating.md"
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.name)
-def test_every_setting_is_in_the_readme_table(setting) -> None:
-    rows = [line for line in README.read_text().splitlines() if line.startswith("| `SURVEY_APP_")]
+def test_every_setting_is_in_the_operating_guide_table(setting) -> None:
+    rows = [
+        line
+        for line in OPERATING.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `SURVEY_APP_")
+    ]
     assert any(row.startswith(f"| `{setting.env_var}` |") for row in rows)
 
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import binom
 
 from survey_app.privacy import TwoCoinDesign
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "coverage_table.py"
 DOC = ROOT / "docs" / "COVERAGE.md"
 
@@ -33,6 +32,7 @@ def test_wilson_minimum_at_n30_fair_coins_is_the_known_figure() -> None:
     assert min(abs(result.prevalence - 0.476), abs(result.prevalence - 0.524)) < 0.005
 
 
+@pytest.mark.slow
 def test_minimum_is_the_infimum_of_a_brute_force_grid() -> None:
     """Independent check with scipy.stats.binom on a 200001-point grid.
 
@@ -60,6 +60,7 @@ def test_clopper_pearson_never_below_nominal(design: TwoCoinDesign, n: int) -> N
         assert result.coverage >= confidence, (n, confidence, result)
 
 
+@pytest.mark.slow
 def test_coverage_doc_is_current() -> None:
     expected = coverage_table.render()
     assert DOC.read_text(encoding="utf-8") == expected, (

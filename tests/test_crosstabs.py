@@ -22,11 +22,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from survey_app.storage import crosstabs
-from survey_app.storage.database import connect, get_db, write_transaction
+from survey_app.storage.database import connect, write_transaction
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import get_survey
-
-from .conftest import MIXED_SLUG
+from survey_app.web.database_session import get_db
+from tests.support.examples import MIXED_SLUG
 
 
 def store(app: Flask, how_many: int, start: int = 0) -> None:
@@ -108,8 +108,7 @@ def test_two_databases_never_share_counts(mixed_app: Flask, tmp_path: Path) -> N
     from survey_app import create_app
     from survey_app.domain.definitions import load_definition
     from survey_app.storage.surveys import store_survey
-
-    from .conftest import MIXED
+    from tests.support.examples import MIXED
 
     store(mixed_app, 10)
     other = create_app({"TESTING": True, "DATABASE": str(tmp_path / "other.db")})
@@ -120,6 +119,7 @@ def test_two_databases_never_share_counts(mixed_app: Flask, tmp_path: Path) -> N
     assert sum(counts(other, ("year",)).values()) == 3
 
 
+@pytest.mark.slow
 def test_another_process_starts_from_the_stored_snapshot(
     mixed_app: Flask, database: sqlite_utils.Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -194,6 +194,7 @@ def test_fewer_questions_start_from_a_kept_superset(
     assert snapshot_keys(database) == [("cheated", "substance", "year")]
 
 
+@pytest.mark.slow
 def test_a_survey_keeps_at_most_its_cap_of_snapshots_the_least_recently_used_dropped(
     mixed_app: Flask, database: sqlite_utils.Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -264,6 +265,7 @@ def _ask_in_a_forked_worker(
     results.put(("answer", keys, ask_on_own_connection(path, keys)))
 
 
+@pytest.mark.slow
 def test_two_processes_asking_for_the_same_cold_counts_scan_once(
     mixed_app: Flask, database: sqlite_utils.Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -430,6 +432,7 @@ def test_inside_a_write_transaction_counts_never_wait_for_the_lease(
         other.conn.close()
 
 
+@pytest.mark.slow
 def test_an_analysis_page_answers_503_and_comes_back_by_itself(
     mixed_app: Flask, logged_in: FlaskClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,9 +12,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from survey_app import create_app
-from survey_app.storage.database import get_db
-
-from .conftest import KEYS, RESEARCH_ROUTES, SLUG, submit_client_randomized
+from survey_app.web.database_session import get_db
+from tests.support.examples import KEYS, SLUG
+from tests.support.researchers import RESEARCH_ROUTES
+from tests.support.respondents import submit_client_randomized
 
 
 def _connection_in_request(app: Flask) -> sqlite3.Connection:

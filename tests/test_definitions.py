@@ -31,8 +31,8 @@ from survey_app.domain.definitions import (
     load_definition,
     parse_definition,
 )
-
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "campus-health.yaml"
+from survey_app.privacy import QuestionType
+from tests.support.examples import EXAMPLE
 
 # Line numbers below refer to this text.
 VALID_YAML = """\
@@ -64,8 +64,8 @@ EXPECTED = SurveyDefinition(
     title="Campus health survey",
     description="Optional text.",
     questions=(
-        QuestionDefinition(key="cheated", text="Have you cheated?", type="yes_no"),
-        QuestionDefinition(key="drugs", text="Have you used drugs?", type="yes_no"),
+        QuestionDefinition(key="cheated", text="Have you cheated?", type=QuestionType.YES_NO),
+        QuestionDefinition(key="drugs", text="Have you used drugs?", type=QuestionType.YES_NO),
     ),
 )
 
@@ -133,7 +133,7 @@ def test_unknown_fmt_is_a_programming_error() -> None:
 def test_optional_fields_default() -> None:
     survey = parse_definition("slug: s\ntitle: T\nquestions:\n  - key: q\n    text: Q?\n")
     assert survey.description == ""
-    assert survey.questions == (QuestionDefinition(key="q", text="Q?", type="yes_no"),)
+    assert survey.questions == (QuestionDefinition(key="q", text="Q?", type=QuestionType.YES_NO),)
 
 
 def test_surrounding_whitespace_is_dropped_from_texts() -> None:
@@ -468,6 +468,7 @@ def test_arbitrary_text_only_ever_raises_survey_definition_error(text: str, fmt:
         pass
 
 
+@pytest.mark.slow
 @given(
     data=st.fixed_dictionaries(
         {},
@@ -586,15 +587,15 @@ MIXED = SurveyDefinition(
         QuestionDefinition(
             key="substance",
             text="Which?",
-            type="choice",
+            type=QuestionType.CHOICE,
             options=("none", "cannabis", "other"),
             mechanism="grr",
         ),
-        QuestionDefinition(key="drinks", text="How many?", type="number", min=0, max=50),
+        QuestionDefinition(key="drinks", text="How many?", type=QuestionType.NUMBER, min=0, max=50),
         QuestionDefinition(
             key="year",
             text="Year?",
-            type="choice",
+            type=QuestionType.CHOICE,
             options=("1", "2", "3", "4+"),
             sensitive=False,
             required=False,

@@ -183,6 +183,7 @@ def test_tiny_samples_still_give_proper_intervals(method: str, n: int) -> None:
         assert e.low <= e.point <= e.high
 
 
+@pytest.mark.slow
 @settings(derandomize=True, deadline=None, max_examples=300)
 @given(
     n=st.integers(min_value=1, max_value=10**7),
@@ -280,6 +281,7 @@ def test_unclipped_estimate_is_unbiased(n: int) -> None:
         assert pmf @ unclipped == pytest.approx(prevalence, abs=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", SAMPLE_SIZES)
 def test_simulated_coverage(n: int) -> None:
     """End to end: random true answers, randomized by the mechanism, then estimated."""
@@ -372,6 +374,7 @@ def simulated_counts(
 SHARES = (0.5, 0.3, 0.15, 0.05, 0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", CHOICE_MECHANISMS, ids=lambda m: m.name)
 def test_simulated_choice_estimates_are_unbiased(
     mechanism: GeneralizedRandomizedResponse | OptimizedUnaryEncoding,
@@ -387,6 +390,7 @@ def test_simulated_choice_estimates_are_unbiased(
         assert abs(mean - share) <= 5 * se, (j, mean, share)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", CHOICE_MECHANISMS, ids=lambda m: m.name)
 def test_simultaneous_intervals_cover_all_options_together(
     mechanism: GeneralizedRandomizedResponse | OptimizedUnaryEncoding,

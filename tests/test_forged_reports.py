@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from typing import cast
 
 import pytest
 import sqlite_utils
@@ -38,12 +39,12 @@ from survey_app.privacy import (
     number_mechanism,
     yes_no_mechanism,
 )
-from survey_app.privacy.number import noise_reach
-from survey_app.storage.database import get_db
+from survey_app.privacy.mechanisms import ProportionMechanism, noise_reach
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, store_survey
-
-from .conftest import ROOT, hidden_fields
+from survey_app.web.database_session import get_db
+from tests.support.paths import ROOT
+from tests.support.respondents import hidden_fields
 
 HONEST_TAIL = Fraction(1, 2**60)
 
@@ -228,6 +229,7 @@ EDGES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key, report, accepted", EDGES)
 def test_a_number_report_is_stored_only_within_its_honest_range(
     app: Flask, poll: Survey, key: str, report: str, accepted: bool
@@ -245,6 +247,7 @@ def test_a_number_report_is_stored_only_within_its_honest_range(
         assert OUTSIDE[key] in page
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "key, report, accepted",
     [
@@ -350,7 +353,8 @@ def test_the_influence_is_what_the_estimator_moves(name: str) -> None:
             for r in (low, high)
         ]
     else:
-        p_true, p_false = mechanism.p_true, mechanism.p_false
+        shares = cast(ProportionMechanism, mechanism)
+        p_true, p_false = shares.p_true, shares.p_false
         moved = [estimate_proportion(300 + c, N, p_true, p_false) for c in (0, 1)]
     assert moved[0] is not None and moved[1] is not None
     change = moved[1].unclipped - moved[0].unclipped

@@ -22,9 +22,9 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from survey_app import create_app
 from survey_app.domain.exports import FORMULA_PREFIXES, neutralize
-from survey_app.storage.database import get_db
-
-from .conftest import INVITE_ONLY, SLUG, fresh_form, submit_client_randomized
+from survey_app.web.database_session import get_db
+from tests.support.examples import INVITE_ONLY, SLUG
+from tests.support.respondents import fresh_form, submit_client_randomized
 
 RESEARCH_DOWNLOADS = [
     "/research/",
@@ -56,6 +56,7 @@ def _mode(path: Path) -> int:
 # --------------------------------------------------------------------------- caching
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", RESEARCH_DOWNLOADS)
 def test_every_research_response_forbids_caching(
     app: Flask, logged_in: FlaskClient, path: str

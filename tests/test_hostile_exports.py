@@ -19,10 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from .conftest import (
-    fresh_form,
-    hostile,
-)
+from tests.support.hostile import hostile
+from tests.support.respondents import fresh_form
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -87,6 +85,7 @@ def _all_exports(client: FlaskClient, runner: FlaskCliRunner, slug: str) -> dict
     return exports
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("formula", FORMULAS)
 def test_exports_never_hold_a_formula_cell(
     app: Flask, logged_in: FlaskClient, runner: FlaskCliRunner, tmp_path: Path, formula: str
@@ -115,6 +114,7 @@ def test_exports_never_hold_a_formula_cell(
             ]
 
 
+@pytest.mark.slow
 @hostile(max_examples=40)
 @given(
     prefix=st.sampled_from(
@@ -154,6 +154,7 @@ MARKUP = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("markup", MARKUP)
 def test_survey_text_is_escaped_on_every_page(
     app: Flask, logged_in: FlaskClient, runner: FlaskCliRunner, tmp_path: Path, markup: str

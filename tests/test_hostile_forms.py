@@ -12,6 +12,7 @@ import re
 import secrets
 from collections.abc import Callable
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from hypothesis import given
@@ -20,16 +21,10 @@ from markupsafe import escape
 from werkzeug.datastructures import MultiDict
 
 from survey_app.web.form_tokens import issue_form_token
-
-from .conftest import (
-    HUGE,
-    KEYS,
-    MAX_BODY,
-    SLUG,
-    StoredState,
-    fresh_form,
-    hostile,
-)
+from tests.support.examples import KEYS, SLUG
+from tests.support.hostile import HUGE, MAX_BODY, hostile
+from tests.support.respondents import fresh_form
+from tests.support.stored import StoredState
 
 # The old shape of a submission id, which a client could make up; now only the server's
 # form tokens (survey_app/web/form_tokens.py) are accepted.
@@ -226,6 +221,7 @@ def _expected(
     return 200, True
 
 
+@pytest.mark.slow
 @hostile(max_examples=120)
 @given(plans=st.lists(post_plan, min_size=1, max_size=3), same_client=st.booleans())
 def test_arbitrary_form_posts_store_a_whole_response_or_nothing(

@@ -8,16 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from flask import Flask
 from flask.testing import FlaskCliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from .conftest import (
-    StoredState,
-    hostile,
-)
+from tests.support.hostile import hostile
+from tests.support.stored import StoredState
 
 # --------------------------------------------------------------------------------------
 # Arbitrary survey definition files through `survey-app import-survey`: exit 0 or 1,
@@ -144,6 +143,7 @@ definition_file = st.one_of(
 )
 
 
+@pytest.mark.slow
 @hostile(max_examples=200)
 @given(spec=definition_file)
 # Regression (found by this property): a string holding a surrogate code point passed

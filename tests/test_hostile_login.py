@@ -12,11 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from werkzeug.datastructures import MultiDict
 
-from .conftest import (
-    PASSWORD,
-    StoredState,
-    hostile,
-)
+from tests.support.hostile import hostile
+from tests.support.researchers import PASSWORD
+from tests.support.stored import StoredState
 
 next_target = st.one_of(
     st.text(max_size=30),

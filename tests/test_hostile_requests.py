@@ -4,19 +4,17 @@ paths to every kind of route never cause a 500 and never store anything.
 
 from __future__ import annotations
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from hypothesis import example, given
 from hypothesis import strategies as st
 from werkzeug.urls import uri_to_iri
 
-from .conftest import (
-    HUGE,
-    SLUG,
-    StoredState,
-    hostile,
-    log_in,
-)
+from tests.support.examples import SLUG
+from tests.support.hostile import HUGE, hostile
+from tests.support.researchers import log_in
+from tests.support.stored import StoredState
 
 # --------------------------------------------------------------------------------------
 # Arbitrary raw bodies, content types and headers, to every kind of route: never a 500.
@@ -126,6 +124,7 @@ headers_strategy = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @hostile(max_examples=150)
 @given(
     path=st.one_of(st.sampled_from(PATHS), st.text(max_size=30).map(lambda s: "/s/" + s)),

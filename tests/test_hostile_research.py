@@ -6,18 +6,17 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from .conftest import (
-    RESEARCH_ROUTES,
-    SLUG,
-    StoredState,
-    hostile,
-    submit_client_randomized,
-)
+from tests.support.examples import SLUG
+from tests.support.hostile import hostile
+from tests.support.researchers import RESEARCH_ROUTES
+from tests.support.respondents import submit_client_randomized
+from tests.support.stored import StoredState
 
 # --------------------------------------------------------------------------------------
 # Arbitrary query strings to the research routes, logged in: never a 500.
@@ -63,6 +62,7 @@ param_name = st.one_of(
 )
 
 
+@pytest.mark.slow
 @hostile(max_examples=150)
 @given(
     path=st.sampled_from(RESEARCH_PATHS),

@@ -12,7 +12,6 @@ import json
 import math
 import re
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from flask import Flask
@@ -20,12 +19,12 @@ from flask.testing import FlaskClient
 
 from benchmarks.page_weight import ASSET, BUDGET_BYTES, TEN_QUESTIONS
 from survey_app.domain.definitions import load_definition, parse_definition
-from survey_app.storage.database import get_db
 from survey_app.storage.surveys import store_survey
+from survey_app.web.database_session import get_db
+from tests.support.examples import SLUG
+from tests.support.paths import ROOT
+from tests.support.respondents import answers, fresh_form
 
-from .conftest import SLUG, answers, fresh_form
-
-ROOT = Path(__file__).resolve().parent.parent
 HTML_LANG = {"en": "en", "ko": "ko", "zh": "zh-Hans"}
 LANGUAGES = tuple(HTML_LANG)
 

@@ -17,10 +17,6 @@ import pytest
 
 pytestmark = pytest.mark.load
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 pytest.importorskip("gunicorn")
 if sys.platform == "win32":  # gunicorn and process groups are POSIX only
     pytest.skip("gunicorn runs on POSIX only", allow_module_level=True)
@@ -29,7 +25,7 @@ from benchmarks.crash_test import run_crash  # noqa: E402
 from benchmarks.load_test import run_once  # noqa: E402
 from benchmarks.loadlib import DEFAULT_CONFIG, ServerConfig  # noqa: E402
 
-# The recommended setting, and the threaded one the README offers without a buffering proxy.
+# The recommended setting, and the threaded one docs/operating.md offers without a buffering proxy.
 SETTINGS = [DEFAULT_CONFIG, ServerConfig(2, 4, "gthread")]
 
 

@@ -18,8 +18,7 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from survey_app.storage import accounts
-
-from .conftest import PASSWORD, Clock
+from tests.support.researchers import PASSWORD, Clock
 
 WRONG = "wrong password!"
 OWNER = "198.51.100.7"
@@ -72,6 +71,7 @@ def test_a_slow_attacker_never_blocks_the_owner(app: Flask, clock: Clock, resear
     assert attempt(owner, researcher, PASSWORD, OWNER).status_code == 302
 
 
+@pytest.mark.slow
 def test_many_addresses_cannot_lock_the_owners_browser(
     app: Flask, clock: Clock, researcher: str
 ) -> None:
@@ -91,7 +91,7 @@ def test_a_device_cookie_counts_for_its_own_account_only(
     app: Flask, clock: Clock, researcher: str
 ) -> None:
     from survey_app.storage.accounts import create_researcher
-    from survey_app.storage.database import get_db
+    from survey_app.web.database_session import get_db
 
     with app.app_context():
         create_researcher(get_db(), "grace", PASSWORD)

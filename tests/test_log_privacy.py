@@ -18,7 +18,8 @@ from collections.abc import Iterator
 import pytest
 from werkzeug.serving import make_server
 
-from .conftest import KEYS, MIXED_SLUG, SLUG, hidden_fields
+from tests.support.examples import KEYS, MIXED_SLUG, SLUG
+from tests.support.respondents import hidden_fields
 
 # The true answers are one character on the wire ("y"), so the check looks for the
 # URL-encoded body and each "key=value" pair (and the word "yes" in any form).
@@ -48,6 +49,7 @@ def _post(opener: urllib.request.OpenerDirector, url: str, body: str) -> int:
         return err.code
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra",
     [{}, {"cheated": "maybe"}, {"padding": "x" * 100_000}],

@@ -1,23 +1,23 @@
 """The exact coins and the two-coin mechanism: stated probabilities, ε, source of coins."""
 
 import ast
+import importlib
 import inspect
 import json
 import math
 import secrets
 from collections import Counter
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from survey_app.privacy import (
-    choice,
     choosing,
     coins,
-    mechanism,
     mechanism_from_parameters,
-    number,
+    mechanisms,
     simulate_reports,
     yes_no_mechanism,
 )
@@ -28,15 +28,14 @@ from survey_app.privacy.coins import (
     discrete_laplace,
     uniform_below,
 )
-from survey_app.privacy.mechanism import (
+from survey_app.privacy.mechanisms.two_coin import (
     FAIR_COINS,
     TwoCoinDesign,
     randomize,
     randomize_answers,
     survey_epsilon,
 )
-
-from .conftest import assert_distribution
+from tests.support.statistics import assert_distribution
 
 DRAWS = 30_000
 
@@ -116,6 +115,7 @@ DISTRIBUTIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("design", "truth", "expected"), DISTRIBUTIONS)
 def test_randomize_matches_stated_distribution(
     design: TwoCoinDesign, truth: bool, expected: float
@@ -181,14 +181,25 @@ def test_secure_coin_is_exact_for_dyadic_probabilities(
     numerator, denominator = (0.3).as_integer_ratio()
     outcomes = iter([numerator - 1, numerator])
     monkeypatch.setattr(secrets, "randbelow", lambda upper: next(outcomes))
-    assert mechanism._secure_bernoulli(0.3) is True
-    assert mechanism._secure_bernoulli(0.3) is False
+    assert bernoulli(Fraction(0.3)) is True
+    assert bernoulli(Fraction(0.3)) is False
 
 
-def imports_of(module: object) -> set[str]:
+def imports_of(module: object, *, simulators: bool = True) -> set[str]:
+    """Every module ``module`` imports; without ``simulators``, leaving out what it imports
+    for type checking only and inside a simulator (a function named ``simulate...``)."""
     tree = ast.parse(inspect.getsource(module))  # type: ignore[arg-type]
+    skipped: set[ast.AST] = set()
+    if not simulators:
+        for node in ast.walk(tree):
+            simulator = isinstance(node, ast.FunctionDef) and node.name.startswith("simulate")
+            typing_only = isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+            if simulator or typing_only:
+                skipped.update(ast.walk(node))
     imported: set[str] = set()
     for node in ast.walk(tree):
+        if node in skipped:
+            continue
         if isinstance(node, ast.Import):
             imported.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -197,12 +208,23 @@ def imports_of(module: object) -> set[str]:
     return imported
 
 
+def _sampler_modules() -> list[object]:
+    """The coins, the choosing and every module of the mechanisms package."""
+    package = Path(inspect.getfile(mechanisms)).parent
+    names = sorted(path.stem for path in package.glob("*.py") if path.stem != "__init__")
+    loaded = [importlib.import_module(f"{mechanisms.__name__}.{name}") for name in names]
+    return [coins, choosing, mechanisms, *loaded]
+
+
 def test_coins_come_from_secrets_and_no_sampler_imports_random() -> None:
+    """NumPy's seeded generators may simulate, never randomize a real answer: a mechanism
+    module imports NumPy only inside its simulator."""
     assert "secrets" in imports_of(coins)
-    for module in (coins, mechanism, choice, number, choosing):
-        imported = imports_of(module)
-        assert not {name for name in imported if name.split(".")[-1] == "random"}, module
-        assert "numpy" not in imported, module
+    modules = _sampler_modules()
+    assert len(modules) > 10  # the package was found
+    for module in modules:
+        assert not {name for name in imports_of(module) if name.split(".")[-1] == "random"}
+        assert "numpy" not in imports_of(module, simulators=False), module
 
 
 def test_randomize_answers_keeps_keys_and_randomizes_each_independently() -> None:
@@ -308,6 +330,7 @@ def laplace_pmf(gamma: Fraction, z: int) -> float:
     return (1 - alpha) / (1 + alpha) * alpha ** abs(z)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gamma", [Fraction(1, 2), Fraction(3, 2), Fraction(1, 7), Fraction(3)])
 def test_discrete_laplace_matches_its_pmf(gamma: Fraction) -> None:
     draws = 6_000

@@ -28,11 +28,10 @@ from flask.testing import FlaskClient
 
 from survey_app.domain.answers import NUMBER_WIDTH, fixed_width_number, padded_number
 from survey_app.domain.definitions import parse_definition
-from survey_app.storage.database import get_db
 from survey_app.storage.surveys import Question, Survey, store_survey
+from survey_app.web.database_session import get_db
 from survey_app.web.respond import routes
-
-from .conftest import hidden_fields
+from tests.support.respondents import hidden_fields
 
 SLUG = "sizes"
 DEFINITION = f"""\
@@ -140,6 +139,7 @@ def test_every_option_of_a_question_has_one_length_on_the_wire(app: Flask, surve
         assert len({len(urllib.parse.quote_plus(value)) for value in values}) == 1, name
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("fixed_coins")
 def test_without_javascript_sizes_do_not_depend_on_the_true_answers(
     app: Flask, survey: Survey

@@ -17,8 +17,8 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from survey_app.domain.question_estimates import question_estimate
 from survey_app.privacy import simulate
 from survey_app.storage.tallies import increments
-
-from .conftest import MIXED_SLUG, mixed_form
+from tests.support.examples import MIXED_SLUG
+from tests.support.respondents import mixed_form
 
 # Browser reports (already randomized) from 8 respondents; stress skipped by half.
 REPORTS = [
@@ -187,6 +187,7 @@ def _as_report(question, value):  # type: ignore[no-untyped-def]
     return int(value)
 
 
+@pytest.mark.slow
 def test_intervals_cover_known_truths_at_their_nominal_rate(mixed_app: Flask) -> None:
     """400 simulated surveys of 300 respondents per question with fixed true answers.
 
@@ -196,8 +197,8 @@ def test_intervals_cover_known_truths_at_their_nominal_rate(mixed_app: Flask) ->
     in expectation. The simultaneous intervals of a choice must all cover at once just as
     often.
     """
-    from survey_app.storage.database import get_db
     from survey_app.storage.surveys import get_survey
+    from survey_app.web.database_session import get_db
 
     with mixed_app.app_context():
         survey = get_survey(get_db(), MIXED_SLUG)

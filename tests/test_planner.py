@@ -146,6 +146,7 @@ def test_bad_confidence_raises(confidence: float) -> None:
         required_sample_size(0.05, confidence)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prevalence", [0.0, 0.1, 0.5, 0.9])
 def test_simulated_surveys_at_the_planned_n_meet_the_target(prevalence: float) -> None:
     target = 0.05

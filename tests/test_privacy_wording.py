@@ -34,11 +34,12 @@ from survey_app.domain.question_privacy import (
 )
 from survey_app.privacy import DiscreteLaplace, TwoCoinDesign
 from survey_app.privacy.rationals import decimal_ceiling
-from survey_app.storage.database import get_db
 from survey_app.storage.surveys import Question, get_survey
+from survey_app.web.database_session import get_db
 from survey_app.web.research.publishing import epsilon_shown
-
-from .conftest import SLUG, answers, fresh_form, log_in
+from tests.support.examples import SLUG
+from tests.support.researchers import log_in
+from tests.support.respondents import answers, fresh_form
 
 LANGUAGES = ("en", "ko", "zh")
 # The boundaries of three-decimal rounding, and the import's whole range (0.01 to 10).
@@ -295,6 +296,7 @@ def test_a_hundred_yes_no_questions_at_the_default_render(
         assert "may be more than a billion times as likely" in page
 
 
+@pytest.mark.slow
 def test_the_largest_total_the_import_accepts_renders_everywhere(
     client: FlaskClient, runner: FlaskCliRunner, researcher: str, tmp_path: Path
 ) -> None:

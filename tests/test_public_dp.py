@@ -11,7 +11,6 @@ import importlib.util
 import itertools
 import json
 import math
-import random
 import re
 import sys
 from collections import deque
@@ -22,26 +21,36 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlite_utils
 from flask import Flask
 
 from survey_app import create_app
 from survey_app.domain.definitions import load_definition
-from survey_app.domain.releases import publish, set_budget
+from survey_app.domain.releases import publish, quote_release, set_budget
 from survey_app.privacy import (
     FAIR_COINS,
+    SECURE,
     DiscreteLaplace,
     DuchiBinary,
     GeneralizedRandomizedResponse,
     Mechanism,
     OptimizedUnaryEncoding,
+    RandomSource,
 )
-from survey_app.privacy.central import question_noise, release_sensitive_estimates, tally_reports
+from survey_app.privacy.central import (
+    decimal_text,
+    question_noise,
+    release_sensitive_estimates,
+    tally_reports,
+)
 from survey_app.privacy.coins import discrete_laplace
-from survey_app.storage.database import MIGRATIONS, get_db, write_transaction
+from survey_app.storage.database import MIGRATIONS, write_transaction
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, get_survey, store_survey
+from survey_app.web.database_session import get_db
+from tests.support.paths import ROOT
+from tests.support.statistics import Seeded
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "public_coverage.py"
 DOC = ROOT / "docs" / "public-releases.md"
 
@@ -137,6 +146,7 @@ def documented_rows() -> list[str]:
     return [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", [6, 36])  # yes/no at 50%, and the Laplace mean: ε = 0.1, n = 100
 def test_noisy_count_intervals_cover_as_documented(index: int) -> None:
     """Recomputed with the script's seed, a cell is the documented row (so the table is
@@ -168,14 +178,6 @@ def test_the_documented_minimum_is_the_tables() -> None:
 
 
 # --- noise forced through the exact sampler ---------------------------------------------------
-
-
-class Seeded:
-    def __init__(self, seed: int) -> None:
-        self.random = random.Random(seed)
-
-    def randbelow(self, n: int, /) -> int:
-        return self.random.randrange(n)
 
 
 def laplace_transcript(z: int, gamma: Fraction) -> list[int]:
@@ -261,6 +263,19 @@ ONE_MORE: dict[str, Any] = {
 }
 
 
+def quote_and_publish(
+    db: sqlite_utils.Database,
+    survey: Survey,
+    figures: list[str],
+    epsilon: Fraction | None,
+    source: RandomSource,
+    now: datetime,
+) -> dict[str, Any]:
+    """Quote, then publish the quote, as the page and the command do; the snapshot stored."""
+    typed = None if epsilon is None else decimal_text(epsilon)
+    return publish(db, quote_release(db, survey, figures, typed), source, now).snapshot
+
+
 def survey_of(app: Flask) -> Survey:
     survey = get_survey(get_db(), SLUG)
     assert survey is not None
@@ -280,7 +295,7 @@ def build(path: Path, one_more: bool) -> Flask:
         set_budget(db, survey, Fraction(2), now=DAY[0])
         for i in range(40):
             record_response(db, survey, reports(i), f"r-{i}")
-        publish(db, survey, FIGURES, EPSILON, NoNoise(), now=DAY[1])
+        quote_and_publish(db, survey, FIGURES, EPSILON, NoNoise(), DAY[1])
         set_budget(db, survey, Fraction(5), now=DAY[2])
         if one_more:
             record_response(db, survey, ONE_MORE, "one-more")
@@ -307,7 +322,7 @@ def released(snapshot: dict[str, Any]) -> list[tuple[int, Fraction]]:
 def publish_now(app: Flask, source: Any, figures: list[str] = FIGURES) -> dict[str, Any]:
     with app.app_context():
         eps = EPSILON if "estimates" in figures else None
-        return publish(get_db(), survey_of(app), figures, eps, source, now=DAY[3]).snapshot
+        return quote_and_publish(get_db(), survey_of(app), figures, eps, source, DAY[3])
 
 
 def page(app: Flask) -> bytes:
@@ -328,6 +343,7 @@ def neighbours(tmp_path: Path) -> Iterator[tuple[Flask, Flask]]:
     yield build(tmp_path / "d.db", one_more=False), build(tmp_path / "d1.db", one_more=True)
 
 
+@pytest.mark.slow
 def test_neighbours_with_the_same_noisy_counts_publish_the_same_page(
     neighbours: tuple[Flask, Flask], tmp_path: Path
 ) -> None:
@@ -396,7 +412,7 @@ def test_estimates_stored_before_the_noise_are_named_exact(tmp_path: Path) -> No
         db = get_db()
         with write_transaction(db):
             db.execute("DELETE FROM releases")
-        publish(db, survey_of(app), ["exact-estimates"], None, now=DAY[3])
+        quote_and_publish(db, survey_of(app), ["exact-estimates"], None, SECURE, DAY[3])
         old = json.loads(stored_snapshot(app))
         del old["exact_figures"]
         old["figures"][0]["id"] = old["figures"][0]["kind"] = "estimates"

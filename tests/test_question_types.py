@@ -18,7 +18,9 @@ import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
-from .conftest import MIXED_SLUG, hidden_fields, mixed_form, shown_answers, tally_cells
+from tests.support.examples import MIXED_SLUG
+from tests.support.respondents import hidden_fields, mixed_form, shown_answers
+from tests.support.stored import tally_cells
 
 TRUE_ANSWERS = {
     "year": "2",
@@ -87,6 +89,7 @@ def test_server_randomizes_every_type_and_stores_plain_answers_as_given(
     assert shown["year"] == "3"  # the option's text
 
 
+@pytest.mark.slow
 def test_server_coins_follow_each_mechanism(
     mixed_app: Flask, database: sqlite_utils.Database
 ) -> None:
@@ -197,8 +200,8 @@ def test_unary_encoding_reports_are_bit_strings(app: Flask) -> None:
     """A choice question forced to OUE takes k bits from the browser, stores them as text
     and counts every set bit."""
     from survey_app.domain.definitions import parse_definition
-    from survey_app.storage.database import get_db
     from survey_app.storage.surveys import store_survey
+    from survey_app.web.database_session import get_db
 
     definition = parse_definition(
         "slug: oue\ntitle: OUE\nquestions:\n  - {key: pick, text: Pick one, type: choice, "
@@ -234,8 +237,8 @@ def test_laplace_reports_are_bounded_so_their_squares_fit_a_tally(app: Flask) ->
     from survey_app.domain.answers import padded_number
     from survey_app.domain.definitions import parse_definition
     from survey_app.domain.designs import question_mechanism
-    from survey_app.storage.database import get_db
     from survey_app.storage.surveys import store_survey
+    from survey_app.web.database_session import get_db
 
     definition = parse_definition(
         "slug: wide\ntitle: Wide\nquestions:\n  - {key: income, text: Income, type: number, "
@@ -270,10 +273,10 @@ def test_a_recount_sums_squares_exactly_and_past_64_bits_in_floats(app: Flask) -
     to …216 and called matching tallies different); a sum past 2^63, possible only in a
     database from before reports were bounded, is recounted in floats like its tally."""
     from survey_app.domain.definitions import parse_definition
-    from survey_app.storage.database import get_db
     from survey_app.storage.responses import record_response
     from survey_app.storage.surveys import store_survey
     from survey_app.storage.tallies import recount
+    from survey_app.web.database_session import get_db
 
     definition = parse_definition(
         "slug: wide\ntitle: Wide\nquestions:\n  - {key: income, text: Income, type: number, "

@@ -17,11 +17,12 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from survey_app.domain.definitions import parse_definition
-from survey_app.storage.database import get_db
 from survey_app.storage.invitations import create_invitations
 from survey_app.storage.surveys import get_survey, store_survey
-
-from .conftest import HUGE, fresh_form, log_in
+from survey_app.web.database_session import get_db
+from tests.support.hostile import HUGE
+from tests.support.researchers import log_in
+from tests.support.respondents import fresh_form
 
 DRAFT, CLOSED, INVITED, CONSENT = "draft-study", "closed-study", "invited-study", "consent-study"
 UNKNOWN = "nosuchstudy"  # as long as DRAFT: the two pages may differ by nothing, not even size

@@ -15,6 +15,7 @@ from survey_app.privacy import (
     DiscreteLaplace,
     GeneralizedRandomizedResponse,
     OptimizedUnaryEncoding,
+    QuestionType,
     TwoCoinDesign,
     regression,
     simulate,
@@ -132,6 +133,7 @@ def test_plain_reports_give_ordinary_logistic_regression() -> None:
     assert [c.estimate for c in fit.coefficients] == pytest.approx(reference.x, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_recovers_known_coefficients_within_five_standard_errors() -> None:
     rng = np.random.default_rng(404)
     x, truth = simulated(40_000, rng)
@@ -141,6 +143,7 @@ def test_recovers_known_coefficients_within_five_standard_errors() -> None:
         assert c.std_error is not None and c.std_error < 0.1  # informative, not a vacuous pass
 
 
+@pytest.mark.slow
 def test_profile_and_wald_intervals_cover_at_their_nominal_rate() -> None:
     """1,000 seeded surveys of 2,000, a well-informed fit: each coefficient's 95% profile
     interval (shown) and Wald interval (from the standard error), checked separately. The
@@ -240,6 +243,7 @@ def option_truth(
     return np.where(chosen, option, other)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mechanism",
     [
@@ -259,7 +263,10 @@ def test_one_option_versus_the_rest(
         else ["".join(map(str, bits)) for bits in reports]
     )
     columns = {"substance": stored, "age": list(x[:, 1]), "member": [int(v) for v in x[:, 2]]}
-    covariates = [Covariate("age", "number"), Covariate("member", "choice", ("no", "yes"))]
+    covariates = [
+        Covariate("age", QuestionType.NUMBER),
+        Covariate("member", QuestionType.CHOICE, ("no", "yes")),
+    ]
     design = design_from_columns(columns, "substance", covariates)
     fit = fit_question(design, mechanism, option=2)
     assert [c.name for c in fit.coefficients] == ["intercept", "age", "member=yes"]
@@ -269,7 +276,7 @@ def test_one_option_versus_the_rest(
 
 def test_numbers_and_misused_options_are_refused_plainly() -> None:
     design = design_from_columns(
-        {"y": [1, 0] * 20, "a": list(range(40))}, "y", [Covariate("a", "number")]
+        {"y": [1, 0] * 20, "a": list(range(40))}, "y", [Covariate("a", QuestionType.NUMBER)]
     )
     with pytest.raises(UnsupportedOutcomeError, match="yes/no questions and for the options"):
         fit_question(design, DiscreteLaplace.from_epsilon(0, 10, 1.0))  # type: ignore[arg-type]
@@ -311,6 +318,7 @@ def brute_profile(
     return max(values[i], -float(refined.fun))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [31, 39, 58, 64])
 def test_rare_fits_match_a_brute_force_profile(seed: int) -> None:
     """Seeded rare surveys (ε = 1, n = 300) where the likelihood's shape matters. Seeds 31
@@ -419,8 +427,8 @@ def test_bad_reports_and_parameters() -> None:
 # --- the design matrix ------------------------------------------------------------------
 
 
-YEAR = Covariate("year", "choice", ("1", "2", "3", "4+"))
-AGE = Covariate("age", "number")
+YEAR = Covariate("year", QuestionType.CHOICE, ("1", "2", "3", "4+"))
+AGE = Covariate("age", QuestionType.NUMBER)
 
 
 def test_design_from_responses_codes_treatment_dummies() -> None:
@@ -455,7 +463,7 @@ def test_reference_is_the_first_option_anyone_chose() -> None:
     [
         (
             {"y": [1, 0], "s": [1, 0]},
-            [Covariate("s", "choice", ("a", "b"), sensitive=True)],
+            [Covariate("s", QuestionType.CHOICE, ("a", "b"), sensitive=True)],
             "'s' is a sensitive question",
         ),
         ({"y": [1, 0], "age": [20, 20]}, [AGE], "'age' has the same value for every respondent"),
@@ -464,7 +472,7 @@ def test_reference_is_the_first_option_anyone_chose() -> None:
         ({"y": [1, 0], "age": ["20", "21"]}, [AGE], "'age' has values that are not numbers"),
         ({"y": [1, 0]}, [AGE], "no values for 'age'"),
         ({"y": [1, 0], "age": [1]}, [AGE], "one value per response"),
-        ({"y": [1, 0]}, [Covariate("y", "number")], "'y' is the outcome"),
+        ({"y": [1, 0]}, [Covariate("y", QuestionType.NUMBER)], "'y' is the outcome"),
         ({"y": [1, 0]}, [], "at least one covariate"),
     ],
 )

@@ -11,11 +11,13 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from survey_app.storage import tallies
-from survey_app.storage.database import connect, get_db
+from survey_app.storage.database import connect
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import get_survey
-
-from .conftest import KEYS, RESEARCH_ROUTES, SLUG, log_in, submit_client_randomized
+from survey_app.web.database_session import get_db
+from tests.support.examples import KEYS, SLUG
+from tests.support.researchers import log_in
+from tests.support.respondents import submit_client_randomized
 
 # Ten respondents whose browsers reported: cheated 6 yes, drugs 2 yes, skipped_meals 10 yes.
 REPORTS = [
@@ -58,13 +60,6 @@ def answered(app: Flask) -> Flask:
     for reported in REPORTS:
         submit_client_randomized(app, reported)
     return app
-
-
-@pytest.mark.parametrize("path", RESEARCH_ROUTES)
-def test_research_routes_refuse_anonymous_visitors(client: FlaskClient, path: str) -> None:
-    response = client.get(path)
-    assert response.status_code == 302
-    assert response.headers["Location"].startswith("/login?next=")
 
 
 def test_login_then_dashboard(logged_in: FlaskClient) -> None:

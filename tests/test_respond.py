@@ -11,16 +11,9 @@ import sqlite_utils
 from flask.testing import FlaskClient
 from werkzeug.datastructures import MultiDict
 
-from .conftest import (
-    KEYS,
-    MIXED_SLUG,
-    SLUG,
-    answers,
-    fresh_form,
-    mixed_form,
-    shown_answers,
-    tally_cells,
-)
+from tests.support.examples import KEYS, MIXED_SLUG, SLUG
+from tests.support.respondents import answers, fresh_form, mixed_form, shown_answers
+from tests.support.stored import tally_cells
 
 STORED_COLUMNS = {
     "id",
@@ -108,6 +101,7 @@ def test_database_schema_has_no_identifying_columns(database: sqlite_utils.Datab
         assert forbidden not in columns
 
 
+@pytest.mark.slow
 def test_server_randomizes_when_javascript_is_off(app, database: sqlite_utils.Database) -> None:
     """All-"yes" answers through the server path report "yes" 3/4 of the time.
 

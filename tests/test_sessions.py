@@ -27,11 +27,12 @@ from werkzeug.test import TestResponse
 from survey_app import create_app
 from survey_app.storage import accounts
 from survey_app.storage.accounts import create_researcher
-from survey_app.storage.database import get_db
 from survey_app.storage.surveys import get_survey, set_status
 from survey_app.web import answered_cookie as answered
-
-from .conftest import PASSWORD, SLUG, Clock, answers, fresh_form, hidden_fields, log_in
+from survey_app.web.database_session import get_db
+from tests.support.examples import SLUG
+from tests.support.researchers import PASSWORD, Clock, log_in
+from tests.support.respondents import answers, fresh_form, hidden_fields
 
 IDLE = 30 * 60
 MAXIMUM = 8 * 3600

@@ -22,20 +22,13 @@ from limits import parse_many
 from survey_app import create_app
 from survey_app.domain.definitions import load_definition
 from survey_app.storage.accounts import create_researcher
-from survey_app.storage.database import get_db
 from survey_app.storage.surveys import store_survey
+from survey_app.web.database_session import get_db
 from survey_app.web.limits import SHARE_RATE_LIMIT
 from survey_app.web.research.studies import MAX_LINKS_AT_ONCE
-
-from .conftest import (
-    INVITE_ONLY,
-    PASSWORD,
-    SLUG,
-    answers,
-    fresh_form,
-    hidden_fields,
-    log_in,
-)
+from tests.support.examples import EXAMPLE, INVITE_ONLY, SLUG
+from tests.support.researchers import PASSWORD, log_in
+from tests.support.respondents import answers, fresh_form, hidden_fields
 
 OWNED = "staff-pulse"  # access: invitation, owned by ada
 OPEN_OWNED = "ada-campus"  # open to anyone, owned by ada
@@ -49,11 +42,7 @@ def studies(app: Flask, researcher: str, tmp_path: Path) -> Flask:
     invite_file.write_text(INVITE_ONLY)
     open_file = tmp_path / "campus.yaml"
     open_file.write_text(
-        Path(__file__)
-        .resolve()
-        .parent.parent.joinpath("examples", "campus-health.yaml")
-        .read_text(encoding="utf-8")
-        .replace(f"slug: {SLUG}\n", f"slug: {OPEN_OWNED}\n")
+        EXAMPLE.read_text(encoding="utf-8").replace(f"slug: {SLUG}\n", f"slug: {OPEN_OWNED}\n")
     )
     with app.app_context():
         db = get_db()

@@ -32,8 +32,8 @@ from survey_app.storage.surveys import (
     store_survey,
     survey_source,
 )
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 MULTILINGUAL = ROOT / "examples" / "multilingual-survey.yaml"
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 

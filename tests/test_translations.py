@@ -7,7 +7,6 @@ fails the build. The language itself comes from the URL or the browser, never a 
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import pytest
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
@@ -15,11 +14,13 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 TRANSLATED = ("ko", "zh")
-# Babel's own keywords and the lazy ones (for words defined before any request): the same
-# as the README's `pybabel extract -k _l -k lazy_gettext` command.
-KEYWORDS = {**DEFAULT_KEYWORDS, "_l": None, "lazy_gettext": None}
+# Babel's own keywords and the lazy ones (for words defined before any request, and the
+# privacy package's markers, survey_app/privacy/words.py): the same as the README's
+# `pybabel extract -k _l -k lazy_gettext -k lazy_ngettext:1,2` command.
+KEYWORDS = {**DEFAULT_KEYWORDS, "_l": None, "lazy_gettext": None, "lazy_ngettext": (1, 2)}
 
 
 def _source_messages() -> set[str | tuple[str, ...]]:

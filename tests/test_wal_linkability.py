@@ -25,11 +25,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from survey_app.domain.definitions import SurveyDefinition, load_definition
-from survey_app.storage.database import get_db
 from survey_app.storage.invitations import create_invitations
 from survey_app.storage.surveys import get_survey, store_survey
-
-from .conftest import INVITE_ONLY, hidden_fields
+from survey_app.web.database_session import get_db
+from tests.support.examples import INVITE_ONLY
+from tests.support.respondents import hidden_fields
 
 INVITATIONS = 10
 
@@ -148,6 +148,7 @@ def load_definition_text(text: str, tmp_path: Path) -> SurveyDefinition:
     return load_definition(file)
 
 
+@pytest.mark.slow
 def test_a_copy_of_the_live_files_does_not_link_responses_to_invitations(
     app: Flask, tmp_path: Path
 ) -> None:

@@ -2,12 +2,13 @@
 
 Each audit case (``privacy.audit.shipped_cases``) is run through both places that
 randomize answers: the server's Python (the mechanism's own ``randomize`` with the
-``secrets`` coins) and the browser's ``static/randomize.js``, executed in Chromium with
-``crypto.getRandomValues`` as in a respondent's browser. Each histogram is tested against
-the exact distribution the mechanism states, and a lower confidence bound on the privacy
-loss is compared with the claimed ε (statistics in ``privacy/audit.py``). In the browser,
-``Math.random`` is replaced before the script loads by a tripwire that counts calls: any
-call fails the audit, as does a script that never asks ``crypto.getRandomValues``.
+``secrets`` coins) and the browser's modules (``static/coins.js`` and each mechanism's
+``static/mechanisms/*.js``), executed in Chromium with ``crypto.getRandomValues`` as in a
+respondent's browser. Each histogram is tested against the exact distribution the
+mechanism states, and a lower confidence bound on the privacy loss is compared with the
+claimed ε (statistics in ``privacy/audit.py``). In the browser, ``Math.random`` is
+replaced before the modules load by a tripwire that counts calls: any call fails the
+audit, as does a script that never asks ``crypto.getRandomValues``.
 
 The statistics never need a seed: the family of tests is fixed in advance and corrected
 for its size, so correct code fails only with the stated small probability.
@@ -49,7 +50,7 @@ from survey_app.privacy.audit import (
     report_key,
     shipped_cases,
 )
-from survey_app.privacy.mechanism import Mechanism
+from survey_app.privacy.mechanisms import Mechanism
 
 PYTHON = "python"
 BROWSER = "browser"
@@ -85,18 +86,27 @@ def case_time_limit(case: AuditCase, samples: int) -> float:
     return _CASE_BASE_SECONDS + _SECONDS_PER_REPORT * samples * len(case.values)
 
 
-def randomize_script() -> Path:
-    """The browser script the app serves."""
+def browser_modules() -> list[Path]:
+    """The browser's samplers as the app serves them: ``static/coins.js`` (the exact coins
+    and the registry), then every mechanism's module under ``static/mechanisms/``. All of
+    them, whatever a page loads: each mechanism is audited on its own module."""
     from survey_app import PACKAGE_DIR
 
-    return PACKAGE_DIR / "static" / "randomize.js"
+    static = PACKAGE_DIR / "static"
+    return [static / "coins.js", *sorted((static / "mechanisms").glob("*.js"))]
+
+
+def browser_source() -> str:
+    """The browser modules joined, in load order, into the one script the audit loads
+    (and ``--script`` takes): classic scripts run one after another as if they were one."""
+    return "\n".join(path.read_text(encoding="utf-8") for path in browser_modules())
 
 
 class BrowserUnavailable(RuntimeError):
     """Chromium or Playwright is missing: the browser path cannot be audited here."""
 
 
-# Installed before randomize.js runs: Math.random still works (so a script that uses it
+# Installed before the browser modules run: Math.random still works (so a script that uses it
 # produces its usual output) but every call is counted, as is every getRandomValues call.
 _TRIPWIRES = """
 () => {
@@ -118,7 +128,11 @@ _SAMPLE = """
 ([parameters, value, count]) => {
   const calls = window.__auditCalls;
   const [coins, mathRandom] = [calls.getRandomValues, calls.mathRandom];
-  const histogram = window.surveyRandomizer.sample(parameters, value, count);
+  const histogram = {};
+  for (let i = 0; i < count; i++) {
+    const key = String(window.surveyRandomizer.randomize(parameters, value));
+    histogram[key] = (histogram[key] || 0) + 1;
+  }
   return {
     histogram,
     coins: calls.getRandomValues - coins,
@@ -129,7 +143,7 @@ _SAMPLE = """
 
 
 class BrowserSampler:
-    """``surveyRandomizer.sample`` in a Chromium page that has loaded one script.
+    """``surveyRandomizer.randomize`` in a Chromium page that has loaded one script.
 
     Collects what the statistics cannot see as ``problems``: a call of Math.random, a
     script that never asks crypto.getRandomValues, a sample that throws or miscounts.
@@ -167,7 +181,7 @@ class BrowserSampler:
             try:
                 result = self._page.evaluate(_SAMPLE, [dict(parameters), value, batch])
             except self._error as err:
-                self.problems.append(f"surveyRandomizer.sample threw: {_first_line(err)}")
+                self.problems.append(f"surveyRandomizer.randomize threw: {_first_line(err)}")
                 return Counter()
             if result["coins"] <= 0:
                 self.problems.append("the browser script never called crypto.getRandomValues")
@@ -180,7 +194,7 @@ class BrowserSampler:
             remaining -= batch
         drawn = sum(histogram.values())
         if drawn != count:
-            self.problems.append(f"surveyRandomizer.sample returned {drawn} reports, not {count}")
+            self.problems.append(f"the browser drew {drawn} reports, not {count}")
         return histogram
 
     def take_problems(self) -> list[str]:
@@ -504,7 +518,7 @@ def run_audit(
     if python:
         report.results.extend(_run_python_path(cases, samples, level, say, limit))
     if browser:
-        source = randomize_script().read_text(encoding="utf-8") if script is None else script
+        source = browser_source() if script is None else script
         report.results.extend(
             _run_browser_path(cases, samples, source, chromium, level, say, limit)
         )
@@ -582,7 +596,7 @@ def format_report(report: AuditReport) -> str:
 @click.option(
     "--script",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Audit this copy of randomize.js instead of the shipped one.",
+    help="Audit this one script (coins.js, then every mechanisms/*.js) instead of the shipped.",
 )
 @click.option(
     "--chromium",

@@ -39,7 +39,7 @@ from survey_app.storage.accounts import (
     create_researcher,
     find_researcher,
 )
-from survey_app.storage.database import backup_database, create_owner_only_file, get_db, migrate
+from survey_app.storage.database import backup_database, create_owner_only_file, migrate
 from survey_app.storage.invitations import create_invitations
 from survey_app.storage.surveys import (
     Survey,
@@ -51,6 +51,7 @@ from survey_app.storage.surveys import (
     store_survey,
 )
 from survey_app.storage.tallies import recount
+from survey_app.web.database_session import get_db
 
 EXAMPLE_SURVEY = "campus-health.yaml"
 
@@ -331,7 +332,7 @@ def examples_folder() -> Path:
 def run_command(host: str, port: int) -> None:
     """Serve the app for trying it out; a fresh database gets the example survey.
 
-    For production use gunicorn (see the README): this is Werkzeug's development server.
+    For production use gunicorn (see docs/operating.md): this is Werkzeug's development server.
     """
     db = get_db()
     migrate(db)

@@ -1,5 +1,6 @@
 """``survey-app budget``, ``publish`` and ``releases``: a survey's central budget, its public
-releases and their ledger from the command line. The rules are ``releases.py``'s."""
+releases and their ledger from the command line. The rules are ``domain/releases.py``'s, the
+same the publish page follows (quote, then publish); the words for a refusal are here."""
 
 from __future__ import annotations
 
@@ -7,22 +8,33 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from survey_app.domain.releases import (
-    ESTIMATES,
-    EXACT_ESTIMATES,
-    MAX_BUDGET,
-    CentralLedger,
-    LedgerEntry,
+from survey_app.domain.figure_kinds import FigureKind
+from survey_app.domain.release_errors import (
+    REFUSALS,
+    BothEstimatesError,
+    EpsilonError,
+    NoResponsesError,
+    NothingChosenError,
+    NotPlainChoiceError,
+    NotSensitiveYesNoError,
     ReleaseError,
-    decimal_text,
-    default_figures,
-    parse_epsilon,
-    publish,
-    set_budget,
+    UnknownFigureError,
+    UnknownQuestionError,
 )
-from survey_app.domain.releases import central_ledger as read_ledger
-from survey_app.storage.database import get_db
+from survey_app.domain.release_figures import default_figures
+from survey_app.domain.releases import MAX_BUDGET, parse_epsilon, publish, quote_release, set_budget
+from survey_app.privacy.central import (
+    BudgetBelowSpentError,
+    BudgetExceededError,
+    Ledger,
+    LedgerError,
+    NoBudgetError,
+    Release,
+    decimal_text,
+)
+from survey_app.storage.releases import load_ledger
 from survey_app.storage.surveys import Survey, get_survey
+from survey_app.web.database_session import get_db
 
 
 def _survey_or_fail(slug: str) -> Survey:
@@ -37,17 +49,75 @@ def public_address(slug: str) -> str:
     return f"{current_app.config['BASE_URL'].rstrip('/')}/results/{slug}"
 
 
-def _summary(ledger: CentralLedger) -> str:
+def _summary(ledger: Ledger) -> str:
     if ledger.budget is None:
         return (
             f"no central budget (spent {decimal_text(ledger.spent)}; "
             "only the estimates from exact counts)"
         )
-    remaining = ledger.budget - ledger.spent
     return (
         f"central budget ε = {decimal_text(ledger.budget)}, spent {decimal_text(ledger.spent)}, "
-        f"remaining {decimal_text(remaining)}"
+        f"remaining {decimal_text(ledger.budget - ledger.spent)}"
     )
+
+
+def _words(err: ReleaseError | LedgerError, slug: str) -> str:
+    """A refusal in the terminal's words (the publish page has its own, translated)."""
+    match err:
+        case UnknownFigureError():
+            return (
+                f"no figure {err.figure!r}: use estimates, exact-estimates, histogram:KEY, "
+                "groups:KEY:BY, mode:KEY"
+            )
+        case UnknownQuestionError():
+            return f"the survey has no question {err.key!r}"
+        case NotPlainChoiceError():
+            return f"{err.key!r} is not a plain (sensitive: false) choice question"
+        case NotSensitiveYesNoError():
+            return f"{err.key!r} is not a sensitive yes/no question"
+        case BothEstimatesError():
+            return "choose estimates or exact-estimates, not both"
+        case NothingChosenError():
+            return "choose at least one figure to publish"
+        case NoResponsesError():
+            return f"{slug} has no responses yet: there is nothing to publish"
+        case EpsilonError():
+            return _epsilon_words(err)
+        case LedgerError():
+            return _ledger_words(err, slug)
+    raise err
+
+
+def _epsilon_words(err: EpsilonError) -> str:
+    if err.text is None:
+        problem = "noisy figures need the release's ε (--epsilon)"
+    else:
+        problem = f"ε cannot be {err.text!r}"
+    return (
+        f"{problem}: give a number above 0 and at most {decimal_text(err.most)}, "
+        "with at most 3 decimals"
+    )
+
+
+def _ledger_words(err: LedgerError, slug: str) -> str:
+    match err:
+        case NoBudgetError():
+            return (
+                f"{slug} has no central budget: noisy figures cost ε; set one first "
+                f"(survey-app budget {slug} EPSILON)"
+            )
+        case BudgetExceededError():
+            return (
+                f"this release needs ε = {decimal_text(err.needed)}, but only "
+                f"{decimal_text(err.remaining)} of the survey's central budget of "
+                f"{decimal_text(err.budget)} is left; nothing was published"
+            )
+        case BudgetBelowSpentError():
+            return (
+                f"releases have already spent ε = {decimal_text(err.spent)}; "
+                f"the budget cannot be set below that (asked: {decimal_text(err.asked)})"
+            )
+    raise err
 
 
 # "-1" is an ε to refuse in words, not an unknown option.
@@ -64,8 +134,8 @@ def budget_command(slug: str, epsilon: str) -> None:
     survey = _survey_or_fail(slug)
     try:
         ledger = set_budget(get_db(), survey, parse_epsilon(epsilon, MAX_BUDGET))
-    except ReleaseError as err:
-        raise click.ClickException(str(err)) from err
+    except REFUSALS as err:
+        raise click.ClickException(_words(err, slug)) from err
     click.echo(f"{slug}: {_summary(ledger)}.")
 
 
@@ -98,27 +168,26 @@ def publish_command(slug: str, epsilon: str | None, figures: tuple[str, ...], ex
     db = get_db()
     chosen = list(figures) or default_figures(survey)
     if exact:
-        chosen = [f for f in chosen if f != ESTIMATES] + [EXACT_ESTIMATES]
+        chosen = [f for f in chosen if f != FigureKind.ESTIMATES] + [FigureKind.EXACT_ESTIMATES]
     try:
-        requested = None if epsilon is None else parse_epsilon(epsilon)
-        published = publish(db, survey, chosen, requested)
-    except ReleaseError as err:
-        raise click.ClickException(str(err)) from err
-    snapshot = published.snapshot
-    click.echo(f"Published release {published.release_id} of {slug}.")
+        published = publish(db, quote_release(db, survey, chosen, epsilon))
+    except REFUSALS as err:
+        raise click.ClickException(_words(err, slug)) from err
+    release, snapshot = published.release, published.snapshot
+    click.echo(f"Published release {release.number} of {slug}.")
     noisy = int(snapshot["noisy_figures"])
     if noisy:
         click.echo(
-            f"ε = {decimal_text(published.epsilon)}: {snapshot['figure_epsilon']} for each of "
+            f"ε = {decimal_text(release.epsilon)}: {snapshot['figure_epsilon']} for each of "
             f"{noisy} noisy figure{'s' if noisy > 1 else ''}."
         )
-    if snapshot["exact_figures"]:
+    if not release.covered:
         click.echo(
             "Estimates from exact counts: ε = 0, but they reveal how many answered each "
             "question; the public page says they are not covered."
         )
-    click.echo(f"Cost: {decimal_text(published.cost)}.")
-    click.echo(f"{slug}: {_summary(read_ledger(db, survey))}.")
+    click.echo(f"Cost: {decimal_text(release.cost)}.")
+    click.echo(f"{slug}: {_summary(load_ledger(db, survey))}.")
     click.echo(public_address(slug))
 
 
@@ -128,19 +197,21 @@ def publish_command(slug: str, epsilon: str | None, figures: tuple[str, ...], ex
 def releases_command(slug: str) -> None:
     """Print survey SLUG's central budget, what is spent and left, every release and
     every change of the budget, oldest first."""
-    ledger = read_ledger(get_db(), _survey_or_fail(slug))
+    ledger = load_ledger(get_db(), _survey_or_fail(slug))
     click.echo(f"{slug}: {_summary(ledger)}.")
-    if not ledger.entries:
+    if not ledger.releases:
         click.echo("No releases yet.")
     for event in ledger.history:
-        if isinstance(event, LedgerEntry):
+        if isinstance(event, Release):
             click.echo(
-                f"{event.id}  {event.released_at}  ε = {decimal_text(event.epsilon)}  "
+                f"{event.number}  {event.at.isoformat()}  ε = {decimal_text(event.epsilon)}  "
                 f"cost {decimal_text(event.cost)}  {event.what}"
             )
         else:
             was = "none" if event.previous is None else decimal_text(event.previous)
-            click.echo(f"-  {event.at}  budget ε = {decimal_text(event.budget)} (was {was})")
+            click.echo(
+                f"-  {event.at.isoformat()}  budget ε = {decimal_text(event.budget)} (was {was})"
+            )
 
 
 COMMANDS = (budget_command, publish_command, releases_command)

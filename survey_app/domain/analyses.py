@@ -18,14 +18,18 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import sqlite_utils
 
 from survey_app.domain.answers import Stored
 from survey_app.domain.exports import csv_chunks, neutralize
-from survey_app.privacy import DEFAULT_INTERVAL_METHOD, Estimate
-from survey_app.privacy.choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
+from survey_app.privacy import (
+    DEFAULT_INTERVAL_METHOD,
+    Estimate,
+    NumericMechanism,
+    ProportionMechanism,
+)
 from survey_app.privacy.groups import (
     MIN_GROUP_SIZE,
     Difference,
@@ -38,7 +42,6 @@ from survey_app.privacy.groups import (
     means_by_group,
 )
 from survey_app.privacy.means import MeanEstimate
-from survey_app.privacy.mechanism import NumericMechanism, TwoCoinDesign
 from survey_app.privacy.regression import (
     Coefficient,
     Covariate,
@@ -49,16 +52,14 @@ from survey_app.privacy.regression import (
     design_from_counts,
     fit_question,
 )
+from survey_app.privacy.words import Text, lazy_gettext
 from survey_app.storage.crosstabs import joint_counts
 from survey_app.storage.surveys import Question, Survey
-from survey_app.web.i18n import current_language
-from survey_app.web.i18n import gettext as _
-
-OutcomeMechanism = TwoCoinDesign | GeneralizedRandomizedResponse | OptimizedUnaryEncoding
 
 
 class AnalysisError(ValueError):
-    """The analysis cannot be made as asked; the message says why, in the page's language."""
+    """The analysis cannot be made as asked; its message (a ``privacy.words`` marker, or a
+    ``Refusal``) says why, in the reader's language once put in words by ``str``."""
 
 
 # Questions
@@ -68,7 +69,9 @@ def _question(survey: Survey, key: str | None) -> Question:
     for question in survey.questions:
         if question.key == key:
             return question
-    raise AnalysisError(_("There is no question with the key “%(key)s” in this survey.", key=key))
+    raise AnalysisError(
+        lazy_gettext("There is no question with the key “%(key)s” in this survey.", key=key)
+    )
 
 
 def _outcome(
@@ -79,15 +82,15 @@ def _outcome(
     question = _question(survey, key)
     if not question.sensitive:
         raise AnalysisError(
-            _(
+            lazy_gettext(
                 "“%(text)s” is not randomized: its answers are stored as given, so the "
                 "dashboard already shows them exactly. Choose a sensitive question.",
                 text=question.text,
             )
         )
-    if question.type == "number" and not numbers:
+    if question.type.estimates_mean and not numbers:
         raise AnalysisError(
-            _(
+            lazy_gettext(
                 "“%(text)s” is a number question. The regression is for yes/no questions "
                 "and for the options of choice questions; the mean of a number by group is "
                 "on the page of estimates by group.",
@@ -95,10 +98,12 @@ def _outcome(
             )
         )
     if option is not None and (
-        question.type != "choice" or not 0 <= option < len(question.options)
+        not question.type.has_options or not 0 <= option < len(question.options)
     ):
         raise AnalysisError(
-            _("“%(text)s” has no option number %(option)s.", text=question.text, option=option)
+            lazy_gettext(
+                "“%(text)s” has no option number %(option)s.", text=question.text, option=option
+            )
         )
     return question
 
@@ -108,7 +113,7 @@ def _plain(survey: Survey, key: str | None, outcome: Question) -> Question:
     question = _question(survey, key)
     if question.sensitive:
         raise AnalysisError(
-            _(
+            lazy_gettext(
                 "“%(text)s” is a sensitive question: its stored values are randomized reports, "
                 "not answers, so it cannot define groups or be a covariate. Choose a plain "
                 "question (one stored as given).",
@@ -116,13 +121,13 @@ def _plain(survey: Survey, key: str | None, outcome: Question) -> Question:
             )
         )
     if question.key == outcome.key:
-        raise AnalysisError(_("A question cannot be compared with itself."))
+        raise AnalysisError(lazy_gettext("A question cannot be compared with itself."))
     return question
 
 
 def outcome_questions(survey: Survey) -> tuple[Question, ...]:
     """The questions these analyses can estimate: sensitive yes/no and choice questions."""
-    return tuple(q for q in survey.sensitive_questions if q.type in ("yes_no", "choice"))
+    return tuple(q for q in survey.sensitive_questions if not q.type.estimates_mean)
 
 
 def plain_questions(survey: Survey) -> tuple[Question, ...]:
@@ -133,7 +138,7 @@ def plain_questions(survey: Survey) -> tuple[Question, ...]:
 def _in_category(question: Question, stored: Stored, option: int | None) -> bool:
     """Whether a stored report is in the category: "yes", or option ``option`` (a GRR
     report of that option, or that bit of a unary report)."""
-    if question.type == "yes_no":
+    if question.type.is_yes_no:
         return bool(stored)
     if isinstance(stored, str):
         return stored[option or 0] == "1"
@@ -142,7 +147,7 @@ def _in_category(question: Question, stored: Stored, option: int | None) -> bool
 
 def _label(question: Question, stored: Stored) -> str:
     """A plain answer in words: a choice's option text, or the number."""
-    if question.type == "choice" and isinstance(stored, int):
+    if question.type.has_options and isinstance(stored, int):
         return question.options[stored]
     return str(stored)
 
@@ -252,7 +257,7 @@ def estimate_groups(
     for (group, _report), n in answered_counts.items():
         sizes[str(group)] += n
     chosen = _chosen_groups(groups, first, second)
-    if question.type == "number":
+    if question.type.estimates_mean:
         categories = [_means(question, answered_counts, groups, chosen, confidence)]
     else:
         categories = _shares(question, option, answered_counts, groups, chosen, confidence, method)
@@ -282,9 +287,8 @@ def _shares(
 ) -> list[CategoryGroups]:
     """Each category's share ("yes", each option, or only ``option``) by group, and the
     chosen difference."""
-    mechanism = question.mechanism
-    assert isinstance(mechanism, OutcomeMechanism)
-    if question.type == "yes_no":
+    mechanism = cast(ProportionMechanism, question.mechanism)  # an outcome question's
+    if question.type.is_yes_no:
         options: list[int | None] = [None]
     else:
         options = [option] if option is not None else list(range(len(question.options)))
@@ -339,10 +343,13 @@ def _means(
 
 
 def _too_small_to_compare() -> str:
-    return _(
-        "Groups with fewer than %(size)s respondents are not shown alone, so "
-        "they cannot be compared either. Choose two groups shown in the table.",
-        size=MIN_GROUP_SIZE,
+    """In the reader's words now: the analysis keeps it as text."""
+    return str(
+        lazy_gettext(
+            "Groups with fewer than %(size)s respondents are not shown alone, so "
+            "they cannot be compared either. Choose two groups shown in the table.",
+            size=MIN_GROUP_SIZE,
+        )
     )
 
 
@@ -352,10 +359,12 @@ def _chosen_groups(
     if not first and not second:
         return None
     if not first or not second or first == second:
-        raise AnalysisError(_("Choose two different groups to compare."))
+        raise AnalysisError(lazy_gettext("Choose two different groups to compare."))
     for key in (first, second):
         if key not in groups:
-            raise AnalysisError(_("There is no group “%(group)s” to compare.", group=key))
+            raise AnalysisError(
+                lazy_gettext("There is no group “%(group)s” to compare.", group=key)
+            )
     return groups[first], groups[second]
 
 
@@ -503,17 +512,18 @@ def fit_regression(
     ``patience``: as for ``estimate_groups``.
     """
     outcome = _outcome(survey, outcome_key, option)
-    if outcome.type == "choice" and option is None:
-        raise AnalysisError(_("Choose which option of “%(text)s” to model.", text=outcome.text))
+    if outcome.type.has_options and option is None:
+        raise AnalysisError(
+            lazy_gettext("Choose which option of “%(text)s” to model.", text=outcome.text)
+        )
     if not covariate_keys:
-        raise AnalysisError(_("Choose at least one covariate."))
+        raise AnalysisError(lazy_gettext("Choose at least one covariate."))
     if len(set(covariate_keys)) != len(covariate_keys):
-        raise AnalysisError(_("Choose each covariate once."))
+        raise AnalysisError(lazy_gettext("Choose each covariate once."))
     covariates = tuple(_plain(survey, key, outcome) for key in covariate_keys)
     keys = (*(q.key for q in covariates), outcome.key)
     counts = joint_counts(db, survey, keys, patience=patience)
-    mechanism = outcome.mechanism
-    assert isinstance(mechanism, OutcomeMechanism)
+    mechanism = cast(ProportionMechanism, outcome.mechanism)  # an outcome question's
     try:
         design = design_from_counts(counts, outcome.key, [_covariate(q) for q in covariates])
         fit = fit_question(design, mechanism, option, confidence)
@@ -533,8 +543,7 @@ def fit_regression(
 
 
 def _covariate(question: Question) -> Covariate:
-    kind: Literal["number", "choice"] = "choice" if question.type == "choice" else "number"
-    return Covariate(question.key, kind, question.options, question.sensitive)
+    return Covariate(question.key, question.type, question.options, question.sensitive)
 
 
 def _references(
@@ -546,7 +555,7 @@ def _references(
     references = {}
     for i, question in enumerate(covariates):
         chosen = [value for c in kept if isinstance(value := c[i], int)]
-        if question.type == "choice" and chosen:
+        if question.type.has_options and chosen:
             references[question.key] = question.options[min(chosen)]
     return references
 
@@ -558,35 +567,48 @@ def _term(
     for question in covariates:
         if name == question.key:
             return Term(name, question, None, None, coefficient)
-        if name.startswith(question.key + "=") and question.type == "choice":
+        if name.startswith(question.key + "=") and question.type.has_options:
             option = name[len(question.key) + 1 :]
             return Term(name, question, option, references.get(question.key), coefficient)
     return Term(name, None, None, None, coefficient)  # the intercept
 
 
-def _refusal(error: RegressionError) -> str:
-    """The library's refusal in the page's words; its own sentence (English, naming the
+@dataclass(frozen=True)
+class Refusal:
+    """Why a regression cannot be fitted: the reason in the reader's words, and the
+    library's own sentence, which names the question but is English: it follows the
+    reason only where the reason is read in English."""
+
+    reason: Text
+    detail: str
+
+    def __str__(self) -> str:
+        said = str(self.reason)
+        return f"{said} ({self.detail})" if said == self.reason.msgid else said
+
+
+def _refusal(error: RegressionError) -> Refusal:
+    """The library's refusal in the reader's words; its own sentence (English, naming the
     question) follows as the detail."""
     detail = str(error)
     if isinstance(error, TooFewRowsError):
-        reason = _(
+        reason = lazy_gettext(
             "Too few responses answered the outcome and every covariate: a regression needs "
             "at least 10 per coefficient. Choose fewer covariates or wait for more responses."
         )
     elif isinstance(error, NotConvergedError):
-        reason = _(
+        reason = lazy_gettext(
             "The fit did not settle: the data say too little about these covariates. Try "
             "fewer covariates or wait for more responses."
         )
     elif isinstance(error, DesignMatrixError):
-        reason = _(
+        reason = lazy_gettext(
             "A covariate cannot be used: everyone gave it the same answer, or it is a "
             "combination of other covariates."
         )
     else:
-        reason = _("This regression cannot be fitted.")
-    # The library's sentence names the question, but it is English: for English pages only.
-    return f"{reason} ({detail})" if current_language() == "en" else reason
+        reason = lazy_gettext("This regression cannot be fitted.")
+    return Refusal(reason, detail)
 
 
 REGRESSION_COLUMNS = (

@@ -1,10 +1,14 @@
-"""Answers and reports between the form, the mechanisms and storage, per question type.
+"""Answers and reports between the form, the mechanisms and storage.
 
 A *value* is what the respondent chose: a bool for yes/no, an option's index for a choice,
 an integer for a number. A *report* is what a mechanism made of it: the same kinds, plus a
 tuple of bits for optimized unary encoding. Only reports are stored; a plain question's
 report is its value. ``None`` is a skipped question, stored as JSON null, never
-randomized into an answer.
+randomized into an answer. How a report is posted and stored is its mechanism's
+``report_format`` (``privacy.wire``, where the wire's fixed lengths are explained).
+
+With JavaScript off a number is chosen from a list, or typed, at a fixed width per
+question (``fixed_width_number``); only a JS browser without crypto posts it as typed.
 """
 
 from __future__ import annotations
@@ -12,25 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from survey_app.privacy import SECURE, RandomSource
+from survey_app.privacy.wire import NO, NUMBER_WIDTH, YES, Report, Stored
+from survey_app.privacy.words import Text
 from survey_app.storage.surveys import Question, Survey
-from survey_app.web.i18n import gettext as _
 
 Value = bool | int
-Report = bool | int | tuple[int, ...]
-Stored = int | str | None
 
-UNIT_ENCODING = "optimized_unary_encoding"
-
-# On the wire every answer to a question has the same length, so the size of a POST (which
-# TLS does not hide) says nothing about which answer it carries: yes/no as one character,
-# an option as its index zero-padded to the width of the largest, and the numbers the
-# browser sends as 17 characters (a leading "-" or "0", then 16 digits: every honest report
-# fits, since the widest report_range a survey file allows, bounds at ±10^9 with Δ = 10^6
-# at ε = 0.01, reaches ±5,158,883,083). Unary bits and Duchi's bit are fixed-width already.
-# With JavaScript off a number is chosen from a list, or typed, at a fixed width per
-# question (fixed_width_number); only a JS browser without crypto posts it as typed.
-YES, NO = "y", "n"
-NUMBER_WIDTH = 17
+__all__ = ["NO", "NUMBER_WIDTH", "YES", "Report", "Stored", "Value"]
 # Ranges up to this many values are offered as a list without JavaScript; wider ones typed.
 LISTED_NUMBERS = 101
 
@@ -52,21 +44,11 @@ def _randomize(question: Question, value: Value | None, source: RandomSource) ->
 
 def to_stored(question: Question, report: Report | None) -> Stored:
     """The JSON value kept for a report: 1/0, an index, an integer, or unary bits as text."""
-    if report is None:
-        return None
-    if isinstance(report, tuple):
-        return "".join(str(bit) for bit in report)
-    return int(report)
+    return None if report is None else question.mechanism.report_format.store(report)
 
 
 def from_stored(question: Question, stored: Stored) -> Report | None:
-    if stored is None:
-        return None
-    if isinstance(stored, str):
-        return tuple(int(bit) for bit in stored)
-    if question.type == "yes_no":
-        return bool(stored)
-    return int(stored)
+    return None if stored is None else question.mechanism.report_format.load(stored)
 
 
 def option_value(question: Question, index: int) -> str:
@@ -113,24 +95,13 @@ def padded_number(number: int) -> str:
     return f"{number:0{NUMBER_WIDTH}d}"
 
 
-def report_alternatives(question: Question, report: Report | None) -> list[tuple[str, bool]]:
+def report_alternatives(question: Question, report: Report | None) -> list[tuple[Text | str, bool]]:
     """Every text the thank-you page could show for this question, each with whether it is
     the stored one, so that the page is the same size whatever was stored.
 
-    The respondent sees only the stored text; the others are in the page, hidden. A number
-    is one text padded to a fixed width (the padding is whitespace, which HTML does not
-    show). Unary encoding: one entry per option, marked when its bit is 1, and "none".
-    A skip is the template's (it knows whether the question may be skipped).
+    The respondent sees only the stored text; the others are in the page, hidden. The
+    mechanism says what they are (a number is one text padded to a fixed width, whitespace
+    HTML does not show). A skip is the template's (it knows whether the question may be
+    skipped).
     """
-    if question.type == "yes_no":
-        return [(_("yes"), report is True), (_("no"), report is False)]
-    if isinstance(report, tuple) or (report is None and question.mechanism.name == UNIT_ENCODING):
-        bits = report or (0,) * len(question.options)
-        marked = [(option, bool(bit)) for option, bit in zip(question.options, bits, strict=True)]
-        return [*marked, (_("none"), report is not None and not any(bits))]
-    if question.type == "choice":
-        return [(option, report == index) for index, option in enumerate(question.options)]
-    if question.mechanism.name == "duchi_binary":
-        return [(_("high"), report == 1), (_("low"), report == 0)]
-    text = "" if report is None else str(report)
-    return [(text.rjust(NUMBER_WIDTH), report is not None)]
+    return question.mechanism.report_texts(report, question.options)

@@ -8,31 +8,43 @@ fills the fields.
 
 Field names are flat, one per input, so a plain HTML form without JavaScript carries them:
 ``slug``, ``title.en``, ``q2.text.ko``, ``q2.options.ko`` (one option per line), ...
-No Flask here: the routes pass ``request.form`` (a Werkzeug MultiDict).
+No Flask here: the routes pass ``request.form`` (a Werkzeug MultiDict), read through
+``PostedForm``, the little of it this module uses.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
-from werkzeug.datastructures import MultiDict
 
-from survey_app.domain.definitions import MAX_QUESTIONS
-from survey_app.web.i18n import LANGUAGES
+from survey_app.domain.definitions import DEFAULT_MECHANISM, MAX_QUESTIONS, QUESTION_TYPES
+from survey_app.domain.languages import LANGUAGES
+from survey_app.privacy import QuestionType
 
 #: The survey's texts, each given once per language.
 SURVEY_TEXTS = ("title", "description", "consent", "contact")
 #: Texts a survey may leave out: left empty in every language, they are not written.
 OPTIONAL_TEXTS = ("description", "consent", "contact")
 #: What a new question starts as, and the mechanism left out of the file ("auto").
-NEW_QUESTION_TYPE = "yes_no"
-AUTO_MECHANISM = "auto"
+NEW_QUESTION_TYPE = QuestionType.YES_NO.value
+AUTO_MECHANISM = DEFAULT_MECHANISM
 _FALSE_WORDS = frozenset({"false", "no", "off", "0"})
 _QUESTION_FIELD = re.compile(r"q(\d+)\.type")
+
+
+class PostedForm(Protocol):
+    """A posted form's fields by name, each name possibly several times (as Werkzeug's
+    ``MultiDict``, which the routes pass, holds them)."""
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def get(self, key: str, default: str) -> str: ...
+
+    def getlist(self, key: str) -> list[str]: ...
 
 
 @dataclass
@@ -50,6 +62,12 @@ class QuestionFields:
     max: str = ""
     sensitive: bool = True
     required: bool = True
+
+    @property
+    def kind(self) -> QuestionType | None:
+        """The question's type, if the import knows it: the form may post anything, and
+        the import is the one to say what is wrong with it."""
+        return QuestionType(self.type) if self.type in QUESTION_TYPES else None
 
 
 @dataclass
@@ -74,7 +92,7 @@ class SurveyFields:
         number = len(self.questions) + 1
         while f"q{number}" in used:
             number += 1
-        self.questions.append(QuestionFields(key=f"q{number}", type=kind))
+        self.questions.append(QuestionFields(key=f"q{number}", type=str(kind)))
 
     def remove_question(self, index: int) -> None:
         if 0 <= index < len(self.questions):
@@ -91,7 +109,7 @@ def new_survey_fields(language: str = "en") -> SurveyFields:
 # The form -> fields.
 
 
-def fields_from_form(form: MultiDict[str, str]) -> SurveyFields:
+def fields_from_form(form: PostedForm) -> SurveyFields:
     """Read the posted builder form. Unknown or missing fields read as empty; a question
     exists when its ``q<i>.type`` field was posted (i in order, at most MAX_QUESTIONS + 1,
     so that one too many still reaches the import's "at most" message)."""
@@ -115,7 +133,7 @@ def fields_from_form(form: MultiDict[str, str]) -> SurveyFields:
 
 
 def _question_from_form(
-    form: MultiDict[str, str], prefix: str, languages: tuple[str, ...]
+    form: PostedForm, prefix: str, languages: tuple[str, ...]
 ) -> QuestionFields:
     return QuestionFields(
         key=_one(form, f"{prefix}.key").strip(),
@@ -132,15 +150,13 @@ def _question_from_form(
     )
 
 
-def _one(form: MultiDict[str, str], name: str) -> str:
+def _one(form: PostedForm, name: str) -> str:
     """A field's value, with a browser's CRLF line ends (textareas send them) as LF."""
     value = form.get(name, "")
     return value.replace("\r\n", "\n") if isinstance(value, str) else ""
 
 
-def _per_language(
-    form: MultiDict[str, str], name: str, languages: tuple[str, ...]
-) -> dict[str, str]:
+def _per_language(form: PostedForm, name: str, languages: tuple[str, ...]) -> dict[str, str]:
     return {language: _one(form, f"{name}.{language}") for language in languages}
 
 
@@ -177,18 +193,20 @@ def _question_dict(question: QuestionFields, languages: tuple[str, ...]) -> dict
         "text": _localized(question.text, languages),
         "type": question.type,
     }
-    randomized = question.sensitive or question.type == "yes_no"
+    kind = question.kind
+    always_randomized = kind is not None and kind.always_randomized
+    randomized = question.sensitive or always_randomized
     if not question.sensitive:
         data["sensitive"] = False  # on a yes/no question the import explains why not
     if not question.required:
         data["required"] = False
     if randomized and question.epsilon:
         data["epsilon"] = _Written(question.epsilon)
-    if randomized and question.type != "yes_no" and question.mechanism != AUTO_MECHANISM:
+    if randomized and not always_randomized and question.mechanism != AUTO_MECHANISM:
         data["mechanism"] = question.mechanism
-    if question.type == "choice":
+    if kind is not None and kind.has_options:
         data["options"] = _options(question.options, languages)
-    if question.type == "number":
+    if kind is not None and kind.has_range:
         data["min"] = _Written(question.min)
         data["max"] = _Written(question.max)
     return data

@@ -20,8 +20,9 @@ from typing import Any
 
 import yaml
 
-from survey_app.privacy.number import noise_reach
-from survey_app.web.i18n import LANGUAGES
+from survey_app.domain.languages import LANGUAGES
+from survey_app.privacy import AnswerSpace, QuestionType, mechanism_for
+from survey_app.privacy.mechanisms import AUTO, file_names
 
 #: Keys a definition may have, in documentation order; True marks the required ones.
 SURVEY_KEYS = {
@@ -49,19 +50,20 @@ QUESTION_KEYS = {
     "min": False,
     "max": False,
 }
-#: Question types the app can collect. yes_no: two-coin randomized response;
-#: choice: one of a list of options; number: a whole number between min and max.
-QUESTION_TYPES = ("yes_no", "choice", "number")
+#: Question types the app can collect (``privacy.question_types``): yes/no, one of a list
+#: of options, a whole number between min and max.
+QUESTION_TYPES = tuple(QuestionType)
 # open: anyone with the survey's address, once per browser; invitation: single-use links.
 ACCESS_MODES = ("open", "invitation")
-DEFAULT_QUESTION_TYPE = "yes_no"
+DEFAULT_QUESTION_TYPE = QuestionType.YES_NO
 #: A survey's languages when its file names none; the first of a survey's languages is its
 #: main one, the language of its exports.
 DEFAULT_LANGUAGES = ("en",)
-#: The mechanisms a sensitive question may ask for, by type; "auto" lets the privacy
-#: package pick the more accurate one for the question's ε and size.
-MECHANISMS = {"choice": ("auto", "grr", "oue"), "number": ("auto", "laplace", "duchi")}
-DEFAULT_MECHANISM = "auto"
+#: The mechanisms a sensitive question may ask for, by type (each mechanism's
+#: ``file_name``), for the types that have a choice; "auto" lets the privacy package pick
+#: the more accurate one for the question's ε and size.
+MECHANISMS = {kind: file_names(kind) for kind in QuestionType if len(file_names(kind)) > 1}
+DEFAULT_MECHANISM = AUTO
 #: Names the survey form already uses for its own fields; a question named like one
 #: would collide with it in the submitted form.
 RESERVED_QUESTION_KEYS = frozenset(
@@ -133,7 +135,7 @@ class QuestionDefinition:
 
     key: str
     text: str
-    type: str = DEFAULT_QUESTION_TYPE
+    type: QuestionType = DEFAULT_QUESTION_TYPE
     #: As written; None means the type's default (see requested_epsilon) or, for a
     #: plain question, none at all.
     epsilon: Fraction | None = None
@@ -149,6 +151,9 @@ class QuestionDefinition:
     #: Not hashed (a dict cannot be); equal definitions still need equal translations.
     translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "type", QuestionType(self.type))
+
     def texts(self, language: str) -> QuestionTexts:
         """The question's words in ``language``; the main language's if it has no others."""
         return self.translations.get(language, QuestionTexts(self.text, self.options))
@@ -161,9 +166,14 @@ class QuestionDefinition:
             return None
         if self.epsilon is not None:
             return self.epsilon
-        if self.type == "yes_no":
-            return DEFAULT_YES_NO_EPSILON
-        return DEFAULT_CHOICE_NUMBER_EPSILON
+        default = default_epsilon(self.type)
+        return DEFAULT_YES_NO_EPSILON if default is None else default
+
+
+def default_epsilon(kind: QuestionType) -> Fraction | None:
+    """The ε a sensitive question of ``kind`` asks for when its file gives none: None for
+    a yes/no question, whose mechanism then flips fair coins (ε = ln 3, not a decimal)."""
+    return None if kind.always_randomized else DEFAULT_CHOICE_NUMBER_EPSILON
 
 
 @dataclass(frozen=True)
@@ -689,9 +699,11 @@ def _question(value: object, field: str, languages: tuple[str, ...]) -> Question
     question = _mapping(value, field, QUESTION_KEYS)
     key = _question_key(question["key"], f"{field}.key")
     text = _localized(question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH, languages)
-    kind = _choice(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type", QUESTION_TYPES)
+    kind = QuestionType(
+        _choice(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type", QUESTION_TYPES)
+    )
     sensitive = _boolean(question.get("sensitive", True), f"{field}.sensitive")
-    if not sensitive and kind == "yes_no":
+    if not sensitive and kind.always_randomized:
         raise SurveyDefinitionError(
             "yes/no questions are always randomized: sensitive: false is only for "
             "choice and number questions",
@@ -708,7 +720,7 @@ def _question(value: object, field: str, languages: tuple[str, ...]) -> Question
         epsilon = _decimal(question["epsilon"], f"{field}.epsilon", EPSILON_MAX)
     mechanism = DEFAULT_MECHANISM
     if "mechanism" in question:
-        if kind == "yes_no":
+        if kind not in MECHANISMS:
             raise SurveyDefinitionError(
                 "yes/no questions always use two-coin randomized response: leave mechanism out",
                 f"{field}.mechanism",
@@ -720,7 +732,7 @@ def _question(value: object, field: str, languages: tuple[str, ...]) -> Question
             )
         mechanism = _choice(question["mechanism"], f"{field}.mechanism", MECHANISMS[kind])
     options: dict[str, tuple[str, ...]] = dict.fromkeys(languages, ())
-    if kind == "choice":
+    if kind.has_options:
         if "options" not in question:
             raise SurveyDefinitionError("is required for a choice question", f"{field}.options")
         options = _options(question["options"], f"{field}.options", languages)
@@ -729,7 +741,7 @@ def _question(value: object, field: str, languages: tuple[str, ...]) -> Question
             f"only choice questions have options (this one is {kind})", f"{field}.options"
         )
     low = high = None
-    if kind == "number":
+    if kind.has_range:
         for bound in ("min", "max"):
             if bound not in question:
                 raise SurveyDefinitionError("is required for a number question", f"{field}.{bound}")
@@ -744,8 +756,6 @@ def _question(value: object, field: str, languages: tuple[str, ...]) -> Question
                 f"must be at most {MAX_NUMBER_RANGE} more than min (got max - min = {high - low})",
                 f"{field}.max",
             )
-        if sensitive and mechanism == "laplace":
-            _check_laplace_fits(low, high, epsilon or DEFAULT_CHOICE_NUMBER_EPSILON, field)
     else:
         for bound in ("min", "max"):
             if bound in question:
@@ -754,6 +764,10 @@ def _question(value: object, field: str, languages: tuple[str, ...]) -> Question
                     f"{field}.{bound}",
                 )
     main = languages[0]
+    if sensitive:
+        space = AnswerSpace(kind, len(options[main]), low, high)
+        requested = epsilon if epsilon is not None else default_epsilon(kind)
+        _check_reports_fit(space, requested, mechanism, field)
     return QuestionDefinition(
         key=key,
         text=text[main],
@@ -924,22 +938,17 @@ def _whole_number(value: object, field: str) -> int:
     return number
 
 
-def _check_laplace_fits(low: int, high: int, epsilon: Fraction, field: str) -> None:
-    """Refuse discrete Laplace where its honest reports could be too large to store.
+def _check_reports_fit(space: AnswerSpace, epsilon: Fraction | None, name: str, field: str) -> None:
+    """Refuse a mechanism whose honest reports could be too large to store.
 
     The form accepts the reports an honest browser sends except with probability 2^-60
-    (min - B to max + B); past ``LARGEST_REPORT`` some would be refused instead, and a
-    respondent who sent again would spend fresh noise on the same answer. Only a forced
-    ``laplace`` at a tiny ε on a huge range gets there (``auto`` takes Duchi long before).
+    (its ``report_range``); past ``LARGEST_REPORT`` some would be refused instead, and a
+    respondent who sent again would spend fresh noise on the same answer. The mechanism
+    says why, in the import's words (``storage_problem``).
     """
-    reach = noise_reach(epsilon / (high - low))
-    if max(abs(low - reach), abs(high + reach)) > LARGEST_REPORT:
-        raise SurveyDefinitionError(
-            f"discrete Laplace at epsilon {epsilon} on a range of {high - low} adds noise of "
-            f"up to ±{reach}, more than can be stored; use a larger epsilon, a narrower "
-            "range, or mechanism: duchi",
-            f"{field}.mechanism",
-        )
+    problem = mechanism_for(space, epsilon, name).storage_problem(LARGEST_REPORT)
+    if problem is not None:
+        raise SurveyDefinitionError(problem, f"{field}.mechanism")
 
 
 def _number_got(value: object) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Protocol
 
@@ -21,34 +21,21 @@ from survey_app.domain.definitions import (
     QuestionDefinition,
 )
 from survey_app.privacy import (
-    DiscreteLaplace,
-    DuchiBinary,
-    GeneralizedRandomizedResponse,
+    AnswerSpace,
     Mechanism,
-    OptimizedUnaryEncoding,
-    PlainChoice,
-    PlainNumber,
+    QuestionType,
     TwoCoinDesign,
-    choice_mechanism,
-    number_mechanism,
-    yes_no_mechanism,
+    mechanism_for,
 )
 
 FINGERPRINT_HEX_DIGITS = 16  # 64 bits: tells designs apart, never a secret
-#: A stored mechanism's name -> the ``mechanism`` a survey file asks for it by.
-_FILE_MECHANISM_NAMES = {
-    GeneralizedRandomizedResponse.name: "grr",
-    OptimizedUnaryEncoding.name: "oue",
-    DiscreteLaplace.name: "laplace",
-    DuchiBinary.name: "duchi",
-}
 
 
 class QuestionOfSomeKind(Protocol):
     """A question as defined in a file or as stored: what choosing a mechanism needs."""
 
     @property
-    def type(self) -> str: ...
+    def type(self) -> QuestionType: ...
     @property
     def options(self) -> tuple[str, ...]: ...
     @property
@@ -57,18 +44,21 @@ class QuestionOfSomeKind(Protocol):
     def max(self) -> int | None: ...
 
 
+def answer_space(question: QuestionOfSomeKind) -> AnswerSpace:
+    """The answers ``question`` allows, as the mechanisms take them."""
+    return AnswerSpace(question.type, len(question.options), question.min, question.max)
+
+
 def question_mechanism(question: QuestionDefinition) -> Mechanism:
-    """The mechanism a defined question's answers go through (``none`` for plain ones)."""
-    if question.type == "choice" and not question.sensitive:
-        return PlainChoice(len(question.options))
-    if question.type == "number" and not question.sensitive:
-        assert question.min is not None and question.max is not None
-        return PlainNumber(question.min, question.max)
-    if question.type == "yes_no":
-        return yes_no_mechanism(question.epsilon)
-    epsilon = question.epsilon if question.epsilon is not None else DEFAULT_CHOICE_NUMBER_EPSILON
-    return _family(question.type, question.options, question.min, question.max)(
-        epsilon, question.mechanism
+    """The mechanism a defined question's answers go through (``none`` for plain ones).
+
+    A yes/no question without ε gets fair coins; a choice or number question without one
+    the default ε."""
+    epsilon = question.epsilon
+    if epsilon is None and not question.type.always_randomized:
+        epsilon = DEFAULT_CHOICE_NUMBER_EPSILON
+    return mechanism_for(
+        answer_space(question), epsilon, question.mechanism, sensitive=question.sensitive
     )
 
 
@@ -76,26 +66,13 @@ def file_mechanism_name(mechanism: Mechanism) -> str:
     """How a survey file asks for this mechanism by name: what ``auto`` chose, written out,
     so the file gives the same mechanism back ("auto" for yes/no and plain questions,
     which have no choice to make)."""
-    return _FILE_MECHANISM_NAMES.get(mechanism.name, DEFAULT_MECHANISM)
+    return mechanism.file_name or DEFAULT_MECHANISM
 
 
 def mechanism_at(question: QuestionOfSomeKind, epsilon: Fraction) -> Mechanism:
     """The mechanism the same question would get at another ε (auto's choice): for
     planning what a number of respondents allows."""
-    if question.type == "yes_no":
-        return yes_no_mechanism(epsilon)
-    return _family(question.type, question.options, question.min, question.max)(epsilon, "auto")
-
-
-def _family(
-    kind: str, options: tuple[str, ...], low: int | None, high: int | None
-) -> Callable[[Fraction, str], Mechanism]:
-    if kind == "choice":
-        return lambda epsilon, name: choice_mechanism(len(options), epsilon, name)
-    if kind == "number":
-        assert low is not None and high is not None
-        return lambda epsilon, name: number_mechanism(low, high, epsilon, name)
-    raise ValueError(f"unknown question type {kind!r}")
+    return mechanism_for(answer_space(question), epsilon)
 
 
 def survey_fingerprint(parameters_by_key: Mapping[str, Mapping[str, object]]) -> str:

@@ -21,8 +21,6 @@ import sqlite_utils
 
 from survey_app.domain.question_estimates import CategoryEstimate, QuestionEstimate
 from survey_app.domain.question_privacy import shown_epsilon, survey_ledger
-from survey_app.privacy.choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
-from survey_app.privacy.mechanism import TwoCoinDesign
 from survey_app.storage.responses import iter_response_rows
 from survey_app.storage.surveys import Question, Survey
 
@@ -129,7 +127,7 @@ def aggregate_rows(
             "n": item.n,
             "parameters": question.mechanism.parameters(),
         }
-        if question.type == "number":
+        if question.type.estimates_mean:
             mean = item.mean
             yield {
                 **common,
@@ -207,26 +205,31 @@ def estimates_json(survey: Survey, estimates: Iterable[QuestionEstimate]) -> dic
 
 
 def response_columns(survey: Survey) -> list[str]:
-    """The per-response CSV's header: a column per question, one per option for unary
-    encoding (``key.index``; a dot never occurs in a question key)."""
+    """The per-response CSV's header: the columns each question's mechanism writes (one,
+    or one per option for unary encoding: ``key.index``)."""
     columns = list(RESPONSE_COLUMNS)
     for question in survey.questions:
-        columns += _question_columns(question)
+        columns += question.mechanism.export_columns(question.key)
     return columns
 
 
 def _response_cells(question: Question) -> Callable[[Any], list[object]]:
-    """How one question's stored value becomes its cells in the per-response CSV."""
-    mechanism = question.mechanism
-    if question.type == "choice" and mechanism.name == "optimized_unary_encoding":
-        width = len(question.options)
-        return lambda v: [""] * width if v is None else [int(bit) for bit in v]
-    if question.type == "choice":
-        return lambda v: ["" if v is None else neutralize(question.options[v])]
-    if mechanism.name == "duchi_binary":
-        offset, scale = mechanism.value_offset, mechanism.value_scale  # type: ignore[attr-defined]
-        return lambda v: ["" if v is None else _decimal(offset + scale * v)]
-    return lambda v: ["" if v is None else v]
+    """How one question's stored value becomes its cells in the per-response CSV: as its
+    mechanism writes them, empty for a skip; text guarded against formulas, floats at
+    six decimals."""
+    mechanism, options = question.mechanism, question.options
+    skipped: list[object] = [""] * len(mechanism.export_columns(question.key))
+    return lambda v: (
+        skipped if v is None else [_cell(c) for c in mechanism.export_cells(v, options)]
+    )
+
+
+def _cell(value: object) -> object:
+    if isinstance(value, str):
+        return neutralize(value)
+    if isinstance(value, float):
+        return _decimal(value)
+    return value
 
 
 def responses_csv(db: sqlite_utils.Database, survey: Survey) -> Iterator[str]:
@@ -245,24 +248,6 @@ def responses_csv(db: sqlite_utils.Database, survey: Survey) -> Iterator[str]:
     return csv_chunks(itertools.chain([response_columns(survey)], rows))
 
 
-def _response_encoding(question: Question) -> str:
-    name = question.mechanism.name
-    if name == "two_coin_randomized_response":
-        return "1 = reported yes, 0 = reported no (randomized)"
-    if name == "generalized_randomized_response":
-        return "the reported option (randomized: the true one with keep_probability)"
-    if name == "optimized_unary_encoding":
-        return (
-            f"columns {question.key}.0 .. {question.key}.{len(question.options) - 1}: "
-            "1 = option's bit reported set (randomized)"
-        )
-    if name == "discrete_laplace":
-        return "the answer plus two-sided geometric noise (may fall outside [min, max])"
-    if name == "duchi_binary":
-        return "the report mapped to the answer's scale: its mean is the unbiased mean"
-    return "the answer as given (not randomized)"
-
-
 # Names R's read.csv cannot keep as they are (make.names appends a dot to them).
 R_RESERVED = frozenset({"if", "else", "repeat", "while", "function", "for", "next", "break", "in"})
 
@@ -273,48 +258,6 @@ def r_name(column: str) -> str:
     ``[a-z0-9_]+``, so nothing else changes."""
     name = "X" + column if column[:1].isdigit() or column.startswith("_") else column
     return name + "." if name in R_RESERVED else name
-
-
-def _question_columns(question: Question) -> list[str]:
-    if question.mechanism.name == "optimized_unary_encoding":
-        return [f"{question.key}.{index}" for index in range(len(question.options))]
-    return [question.key]
-
-
-def _rr_forced_known(question: Question) -> dict[str, Any] | None:
-    """R ``rr``'s forced-response design for a sensitive share, or None (numbers, plain).
-
-    ``rrreg`` models P(report 1 | x) = p1 + p·logistic(xᵀβ) with p + p0 + p1 = 1 (it checks
-    the sum): so p = p_true - p_false, p1 = p_false (a "yes" whatever the truth) and p0 =
-    1 - p_true (a "no" whatever the truth). Two coins: p = t, p1 = (1-t)f, p0 = (1-t)(1-f).
-    A choice option, against the rest: GRR p1 = q, p0 = 1 - p; OUE p1 = q, p0 = ½.
-    Computed in exact fractions, so the three floats sum to 1 to R's 10 digits.
-    """
-    mechanism = question.mechanism
-    if isinstance(mechanism, TwoCoinDesign):
-        t = Fraction(mechanism.truth_probability)
-        f = Fraction(mechanism.forced_yes_probability)
-        p_true, p_false = t + (1 - t) * f, (1 - t) * f
-    elif isinstance(mechanism, GeneralizedRandomizedResponse):
-        p_true, p_false = mechanism.keep_probability, mechanism.other_probability
-    elif isinstance(mechanism, OptimizedUnaryEncoding):
-        p_true, p_false = mechanism.one_probability, mechanism.flip_to_one_probability
-    else:
-        return None
-    rr: dict[str, Any] = {
-        "design": "forced-known",
-        "p": float(p_true - p_false),
-        "p1": float(p_false),
-        "p0": float(1 - p_true),
-    }
-    key = r_name(question.key)
-    if isinstance(mechanism, GeneralizedRandomizedResponse):
-        rr["outcome"] = (
-            f"one option against the rest: as.integer(d${key} == OPTION), OPTION the option's text"
-        )
-    elif isinstance(mechanism, OptimizedUnaryEncoding):
-        rr["outcome"] = f"one option against the rest: the column {key}.INDEX (0 or 1)"
-    return rr
 
 
 def _epsilon_at_most(bound: Fraction) -> float:
@@ -331,9 +274,9 @@ def codebook(
 
     Every question's mechanism with its exact parameters and ε (the ledger): ``epsilon``
     is the decimal people are shown, rounded up (likewise the per-respondent total); the
-    exact parameters are there for anyone who needs more digits. For a
-    sensitive yes/no question or choice option, ``r_rr_package`` gives R's ``rr``
-    forced-response parameters (``_rr_forced_known``); per-response codebooks name each
+    exact parameters are there for anyone who needs more digits. For a sensitive yes/no
+    question or choice option, ``r_rr_package`` gives R's ``rr`` forced-response
+    parameters (each mechanism's ``r_rr_design``); per-response codebooks name each
     question's columns as R's ``read.csv`` will (``r_columns``).
     """
     ledger = survey_ledger(survey)
@@ -350,16 +293,18 @@ def codebook(
             "epsilon": _epsilon_at_most(entry.epsilon_bound),
             "how": entry.how,
         }
-        if question.type == "choice":
+        if question.type.has_options:
             described["options"] = list(question.options)
-        if question.type == "number":
+        if question.type.has_range:
             described["min"], described["max"] = question.min, question.max
-        rr = _rr_forced_known(question)
+        rr = question.mechanism.r_rr_design(r_name(question.key))
         if rr is not None:
             described["r_rr_package"] = rr
         if kind == "responses":
-            described["encoding"] = _response_encoding(question)
-            described["r_columns"] = [r_name(column) for column in _question_columns(question)]
+            mechanism = question.mechanism
+            described["encoding"] = mechanism.export_encoding(question.key, question.options)
+            columns = mechanism.export_columns(question.key)
+            described["r_columns"] = [r_name(column) for column in columns]
         questions.append(described)
     book: dict[str, Any] = {
         "survey": survey.slug,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from survey_app.domain.definitions import SurveyDefinition
 from survey_app.domain.designs import question_mechanism, survey_fingerprint
-from survey_app.storage.surveys import Question, Survey, _decimal_text
+from survey_app.storage.surveys import Question, Survey, written_decimal
 
 PREVIEW_ID = 0
 
@@ -34,7 +34,7 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
             options=q.texts(shown).options,
             min=q.min,
             max=q.max,
-            requested_epsilon=_decimal_text(q.epsilon),
+            requested_epsilon=written_decimal(q.epsilon),
         )
         for q in definition.questions
     )
@@ -48,7 +48,7 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
         access=definition.access,
         consent=texts.consent,
         contact=texts.contact,
-        max_epsilon=_decimal_text(definition.max_epsilon),
+        max_epsilon=written_decimal(definition.max_epsilon),
         design=survey_fingerprint(parameters),
         languages=definition.languages,
     )

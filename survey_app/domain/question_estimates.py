@@ -72,7 +72,7 @@ def question_estimate(
 ) -> QuestionEstimate:
     n = cells.get("n", 0)
     mechanism = question.mechanism
-    if question.type == "number":
+    if question.type.estimates_mean:
         mean = estimate_number_mean(
             cast(NumericMechanism, mechanism),
             n,
@@ -82,7 +82,7 @@ def question_estimate(
         )
         return QuestionEstimate(question, n, mean=mean)
     p_true, p_false = mechanism.p_true, mechanism.p_false  # type: ignore[attr-defined]
-    if question.type == "yes_no":
+    if question.type.is_yes_no:
         yes = cells.get("yes", 0)
         estimate = estimate_proportion(yes, n, p_true, p_false, confidence, method)
         point = estimate.point if estimate else None

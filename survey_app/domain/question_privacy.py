@@ -3,6 +3,9 @@ in words a respondent can follow.
 
 One source for the survey page (before anyone answers), the thank-you page, the builder's
 preview, the dashboard, the codebook and ``survey-app ledger``, so they cannot disagree.
+The words are each mechanism's own (``Text`` markers, put in the reader's language where
+they are shown: ``survey_app/web/privacy_words.py``); the numbers are formatted in the
+reader's locale the same way (``Figure``).
 
 Every ε and every "at most N times as likely" put before a person is rounded up, never to
 nearest: a figure that understates what a response can reveal would be a broken promise.
@@ -17,10 +20,10 @@ from fractions import Fraction
 from typing import Any
 
 from survey_app.domain.definitions import DEFAULT_CHOICE_NUMBER_EPSILON, EPSILON_DECIMALS
+from survey_app.privacy import QuestionType
 from survey_app.privacy.rationals import decimal_ceiling
+from survey_app.privacy.words import Figure, Text
 from survey_app.storage.surveys import Question, Survey
-from survey_app.web.i18n import format_decimal, format_percent, ngettext
-from survey_app.web.i18n import gettext as _
 
 #: How far, in units in the last place of max(1, ε), a mechanism's float ε may sit from
 #: its true value. It is ln of an exact rational taken as a float (within 2^-53 of the
@@ -37,13 +40,13 @@ _ODDS_DIGITS = 30
 class LedgerEntry:
     key: str
     text: str
-    type: str
+    type: QuestionType
     sensitive: bool
     mechanism: str
     parameters: dict[str, Any]
     epsilon: float  # from the exact parameters, full float precision; 0 for a plain question
     epsilon_bound: Fraction  # exact and at or above the true ε: what people are shown
-    how: str  # what happens to the answer, in plain words
+    how: str  # what happens to the answer, in plain words (the reader's language)
 
 
 class SurveyLedger(tuple[LedgerEntry, ...]):
@@ -73,7 +76,7 @@ def survey_ledger(survey: Survey) -> SurveyLedger:
             parameters=q.mechanism.parameters(),
             epsilon=q.epsilon,
             epsilon_bound=epsilon_bound(q),
-            how=plain_description(q),
+            how=str(plain_description(q)),
         )
         for q in survey.questions
     )
@@ -105,7 +108,7 @@ def _requested_epsilon(question: Question) -> Fraction | None:
     default."""
     if question.requested_epsilon is not None:
         return Fraction(question.requested_epsilon)
-    if question.type == "yes_no":
+    if question.type is QuestionType.YES_NO:
         return None
     return DEFAULT_CHOICE_NUMBER_EPSILON
 
@@ -130,7 +133,7 @@ def epsilon_text(epsilon: Fraction | str) -> str:
 
     (The float handed to Babel is read back through its shortest repr, which gives a
     decimal of at most 15 significant digits back exactly: no second rounding.)"""
-    return format_decimal(float(shown_epsilon(epsilon)), format="#,##0.00#")
+    return str(Figure(float(shown_epsilon(epsilon)), "#,##0.00#"))
 
 
 def odds_text(epsilon: Fraction | str) -> str | None:
@@ -146,7 +149,7 @@ def odds_text(epsilon: Fraction | str) -> str | None:
         return None
     places = 2 if odds < 10 else 1 if odds < 100 else 0
     shown = decimal_ceiling(Fraction(odds), places)
-    return format_decimal(float(shown), format="#,##0.0#" if places else "#,##0")
+    return str(Figure(float(shown), "#,##0.0#" if places else "#,##0"))
 
 
 def _odds_bound(epsilon: Fraction) -> Decimal:
@@ -163,67 +166,12 @@ def _odds_bound(epsilon: Fraction) -> Decimal:
         return odds.next_plus() if context.flags[Inexact] else odds
 
 
-def _share(value: Fraction) -> str:
-    """A probability as a percentage a respondent reads at a glance (e.g. 73%)."""
-    return format_percent(float(value), format="#,##0%" if value >= 0.01 else "#,##0.00%")
-
-
-def method_name(question: Question) -> str:
+def method_name(question: Question) -> Text:
     """The mechanism's name in plain words, for respondents (not its stored identifier)."""
-    if not question.sensitive:
-        return _("Not randomized")
-    names = {
-        "two_coin_randomized_response": _("Randomized response (two coins)"),
-        "generalized_randomized_response": _("Randomized choice"),
-        "optimized_unary_encoding": _("Randomly marked options"),
-        "discrete_laplace": _("Random noise added to the number"),
-        "duchi_binary": _("Number stored as “high” or “low” at random"),
-    }
-    return names[question.mechanism.name]
+    return question.mechanism.respondent_name
 
 
-def plain_description(question: Question) -> str:
+def plain_description(question: Question) -> Text:
     """What the mechanism does to this question's answer, in one or two whole sentences a
     translator can make natural: numbers are named placeholders, never joined fragments."""
-    if not question.sensitive:
-        return _("Stored exactly as you give it: answer only if you are happy with that.")
-    params = question.mechanism.parameters()
-    name = params["mechanism"]
-    if name == "two_coin_randomized_response":
-        return _(
-            "Your real answer is used with probability %(truth)s. Otherwise a coin answers "
-            "for you, and it says “yes” with probability %(yes)s.",
-            truth=_share(Fraction(str(params["truth_probability"]))),
-            yes=_share(Fraction(str(params["forced_yes_probability"]))),
-        )
-    if name == "generalized_randomized_response":
-        others = int(str(params["k"])) - 1
-        return ngettext(
-            "Your real choice is kept with probability %(keep)s. Otherwise the other "
-            "option is stored instead.",
-            "Your real choice is kept with probability %(keep)s. Otherwise one of the "
-            "other %(num)d options is picked at random and stored instead.",
-            others,
-            keep=_share(Fraction(str(params["keep_probability"]))),
-        )
-    if name == "optimized_unary_encoding":
-        return _(
-            "Every option is marked or left unmarked at random. Your real choice is marked "
-            "with probability %(real)s, and every other option with probability %(other)s.",
-            real=_share(Fraction(str(params["one_probability"]))),
-            other=_share(Fraction(str(params["flip_to_one_probability"]))),
-        )
-    if name == "discrete_laplace":
-        alpha = math.exp(-Fraction(str(params["gamma"])))
-        typical = 2 * alpha / (1 - alpha * alpha)  # E|Z| for two-sided geometric noise
-        return _(
-            "A random whole number is added to your answer before it is stored. On average "
-            "it is about %(typical)s either way, and sometimes much more.",
-            typical=format_decimal(typical, format="#,##0.0"),
-        )
-    if name == "duchi_binary":
-        return _(
-            "Only “high” or “low” is stored. It is chosen at random, leaning slightly "
-            "towards the end of the range your number is closer to."
-        )
-    raise ValueError(f"no description for mechanism {name!r}")
+    return question.mechanism.description()

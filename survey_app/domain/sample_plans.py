@@ -38,7 +38,7 @@ def plan_question(
 ) -> QuestionPlan:
     """Cached: the search over ε builds a mechanism from exact rationals at every step,
     which costs more than the rest of the dashboard, and its answer never changes."""
-    span = (question.max - question.min) if question.type == "number" else 1  # type: ignore[operator]
+    span = (question.max - question.min) if question.type.has_range else 1  # type: ignore[operator]
     width = half_width * span
     allowed = None
     if question.sensitive:

@@ -51,7 +51,7 @@ def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[
     item: dict[str, object] = {
         "key": question.key,
         "text": _per_language({c: t.text for c, t in texts.items()}, languages),
-        "type": question.type,
+        "type": question.type.value,
     }
     if not question.sensitive:
         item["sensitive"] = False
@@ -61,12 +61,12 @@ def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[
         item["epsilon"] = _decimal(question.epsilon)
     if question.mechanism != DEFAULT_MECHANISM:
         item["mechanism"] = question.mechanism
-    if question.type == "choice":
+    if question.type.has_options:
         item["options"] = [
             _per_language({c: t.options[index] for c, t in texts.items()}, languages)
             for index in range(len(question.options))
         ]
-    if question.type == "number":
+    if question.type.has_range:
         item["min"] = question.min
         item["max"] = question.max
     return item

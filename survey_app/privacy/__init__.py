@@ -1,10 +1,10 @@
 """Mechanisms and estimators for local differential privacy: no Flask, no SQL."""
 
-from .choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding, PlainChoice
 from .choosing import (
     CHOICE_MECHANISMS,
     NUMBER_MECHANISMS,
     choice_mechanism,
+    mechanism_for,
     number_mechanism,
     yes_no_mechanism,
 )
@@ -17,21 +17,26 @@ from .estimate import (
     estimate_proportion,
 )
 from .means import MeanEstimate, estimate_mean
-from .mechanism import (
+from .mechanisms import (
     FAIR_COINS,
     MECHANISM_NAME,
     MECHANISM_NAMES,
+    MECHANISMS,
+    DiscreteLaplace,
+    DuchiBinary,
+    GeneralizedRandomizedResponse,
     Mechanism,
     NumericMechanism,
+    OptimizedUnaryEncoding,
+    PlainChoice,
+    PlainNumber,
     ProportionMechanism,
     TwoCoinDesign,
     mechanism_from_parameters,
-    randomize,
-    randomize_answers,
-    survey_epsilon,
 )
-from .number import DiscreteLaplace, DuchiBinary, PlainNumber
+from .mechanisms.two_coin import randomize, randomize_answers, survey_epsilon
 from .planner import epsilon_for_sample_size, required_sample_size
+from .question_types import AnswerSpace, QuestionType
 from .rationals import fraction_text, parse_fraction
 from .shares import ChoiceEstimate, estimate_choice, norm_sub
 from .simulate import simulate, simulate_reports
@@ -42,9 +47,11 @@ __all__ = [
     "FAIR_COINS",
     "INTERVAL_METHODS",
     "MECHANISM_NAME",
+    "MECHANISMS",
     "MECHANISM_NAMES",
     "NUMBER_MECHANISMS",
     "SECURE",
+    "AnswerSpace",
     "ChoiceEstimate",
     "DiscreteLaplace",
     "DuchiBinary",
@@ -57,6 +64,7 @@ __all__ = [
     "PlainChoice",
     "PlainNumber",
     "ProportionMechanism",
+    "QuestionType",
     "RandomSource",
     "TwoCoinDesign",
     "choice_mechanism",
@@ -66,6 +74,7 @@ __all__ = [
     "estimate_prevalence",
     "estimate_proportion",
     "fraction_text",
+    "mechanism_for",
     "mechanism_from_parameters",
     "norm_sub",
     "number_mechanism",

@@ -39,9 +39,15 @@ import numpy as np
 # scipy.stats would cost each ~50 MB (see estimate.py).
 from scipy.special import betaincinv, chdtrc
 
-from .choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
-from .mechanism import Mechanism, TwoCoinDesign
-from .number import DiscreteLaplace, DuchiBinary
+from .mechanisms import (
+    MECHANISMS,
+    DiscreteLaplace,
+    DuchiBinary,
+    GeneralizedRandomizedResponse,
+    Mechanism,
+    OptimizedUnaryEncoding,
+)
+from .wire import ReportFormat
 
 #: The chance that an audit of correct implementations fails anyway, over all its tests.
 FAMILYWISE_ALPHA = 1e-6
@@ -51,13 +57,6 @@ MIN_EXPECTED = 5.0
 #: Where an unbounded distribution's tails are summed to: pmf terms below this are dropped.
 _TAIL_TERM = 1e-18
 _MAX_TAIL_TERMS = 10_000_000
-_MAX_OUE_BITS = 12
-
-YES_NO = TwoCoinDesign.name
-GRR = GeneralizedRandomizedResponse.name
-OUE = OptimizedUnaryEncoding.name
-LAPLACE = DiscreteLaplace.name
-DUCHI = DuchiBinary.name
 
 
 # ---- reports as the browser writes them ----
@@ -67,54 +66,24 @@ def mechanism_name(mechanism: Mechanism) -> str:
     return str(mechanism.parameters()["mechanism"])
 
 
+def _report_format(name: str) -> ReportFormat:
+    """How the browser writes the reports of the mechanism stored as ``name``."""
+    return next(mechanism.report_format for mechanism in MECHANISMS if mechanism.name == name)
+
+
 def report_key(name: str, report: Any) -> str:
     """A Python report in the browser's encoding, so both paths share one histogram."""
-    if name == YES_NO:
-        if isinstance(report, str):
-            return report
-        return "yes" if report else "no"
-    if name == OUE:
-        if isinstance(report, str):
-            return report
-        return "".join("1" if bit else "0" for bit in report)
-    return str(int(report))
+    return _report_format(name).audit_key(report)
 
 
 def report_from_key(name: str, key: str) -> Any:
     """The Python report that ``probability`` expects, from its browser encoding."""
-    if name == YES_NO:
-        return key == "yes"
-    if name == OUE:
-        return tuple(int(bit) for bit in key)
-    return int(key)
+    return _report_format(name).from_audit_key(key)
 
 
 def browser_value(name: str, value: Any) -> Any:
     """A true answer in the form's encoding: "yes"/"no" for yes/no, else the number."""
-    if name == YES_NO:
-        return "yes" if value else "no"
-    return int(value)
-
-
-def finite_support(parameters: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """Every report the mechanism can produce, or None when they are all the integers."""
-    name = parameters["mechanism"]
-    if name == YES_NO:
-        return ("yes", "no")
-    if name == GRR:
-        return tuple(str(j) for j in range(int(parameters["k"])))
-    if name == OUE:
-        # The whole bit vector: 2^k cells, so a leak through the joint distribution of
-        # the bits shows too. The audit's OUE case has k = 5 (32 cells).
-        k = int(parameters["k"])
-        if k > _MAX_OUE_BITS:
-            raise ValueError(f"the audit tests OUE's 2^k reports only up to k = {_MAX_OUE_BITS}")
-        return tuple("".join(bits) for bits in itertools.product("01", repeat=k))
-    if name == DUCHI:
-        return ("0", "1")
-    if name == LAPLACE:
-        return None
-    raise ValueError(f"the audit does not know the reports of mechanism {name!r}")
+    return _report_format(name).audit_value(value)
 
 
 # ---- a fixed partition of the reports ----
@@ -247,7 +216,7 @@ def integer_cells(mechanism: Mechanism, values: Sequence[int], samples: int) -> 
 
 
 def cells_for(mechanism: Mechanism, values: Sequence[Any], samples: int) -> Cells:
-    support = finite_support(mechanism.parameters())
+    support = mechanism.finite_support()
     if support is not None:
         return Cells(support=support)
     return integer_cells(mechanism, [int(v) for v in values], samples)
@@ -548,21 +517,23 @@ def shipped_cases() -> list[AuditCase]:
     range (its tails matter most relative to Δ) and on 0/1 with γ > 1 (the sampler's other
     branch); Duchi on the example survey's range. Plain questions have no ε to audit.
 
-    Every coin is a uniform integer below a bound n (``below(n)`` in randomize.js,
+    Every coin is a uniform integer below a bound n (``below(n)`` in coins.js,
     ``randbelow(n)`` in Python), drawn from ⌈log2 n / 8⌉ random bytes, and a fault at one
-    byte length is seen only by a case that draws bounds of that length (randomize.js's
+    byte length is seen only by a case that draws bounds of that length (coins.js's
     mask on the wrong byte leaves a 10-bit bound 16 values, the reports 31 residues of
     1000, and no case used to draw one). The bounds, with Δ = max - min ≤ 10⁶, ε in
     thousandths in [0.01, 10] and k ≤ 20:
 
     * rational coins a/b (yes/no, GRR's keep, OUE, Duchi): b is the power of two of a
       float, 2^35 to 2^67 (5-9 bytes) as its trailing zeros fall; Duchi's coin is
-      (Δ + lean·(2x - min - max))/(2Δ), unreduced in randomize.js (2·b·Δ, up to 2^61·10⁶:
-      11 bytes, the largest), reduced in Python (2·b at min and max, up to 2·b·Δ inside);
+      (Δ + lean·(2x - min - max))/(2Δ), unreduced in mechanisms/duchi.js (2·b·Δ, up to
+      2^61·10⁶: 11 bytes, the largest), reduced in Python (2·b at min and max, up to 2·b·Δ
+      inside);
     * GRR's other option: k - 1 (1 byte); fair coins and signs: 2;
     * discrete Laplace with γ = s/t: t ≤ 1000·Δ, then in the exp-coin t·k for k = 1, 2, ...
-      (randomize.js) or the reduced denominators of u/(t·k) (Python): 1 to 4 bytes, 5 at
-      t near 10⁹ with k ≥ 5 (noise too wide for unit cells; GRR's keep covers 5 bytes).
+      (mechanisms/discrete_laplace.js) or the reduced denominators of u/(t·k) (Python): 1
+      to 4 bytes, 5 at t near 10⁹ with k ≥ 5 (noise too wide for unit cells; GRR's keep
+      covers 5 bytes).
 
     The lengths these cases draw, in both paths unless marked:
 
@@ -574,7 +545,7 @@ def shipped_cases() -> list[AuditCase]:
     5     GRR k = 2, ε = 1.04: keep = a/2^37
     6     GRR k = 13, ε = 1: keep = a/2^45
     7     yes/no at ε = 0.5 and 2, GRR k = 5 and OUE at ε = 1; Duchi 0-50 (Python)
-    8     Duchi 0-50 (randomize.js); Duchi 1-800000 at min and max (Python)
+    8     Duchi 0-50 (browser); Duchi 1-800000 at min and max (Python)
     9     OUE, ε = 9: q = a/2^65
     10    Duchi 0-1000000, ε = 1: 2^55·10⁶ (answer 1 in Python)
     11    Duchi 1-800000, ε = 0.015: 2^61·799999, the app's largest (answer 2
@@ -592,44 +563,42 @@ def shipped_cases() -> list[AuditCase]:
     misplaced mask redraws 127 of 128 times below 2^65) ends a path as hung, and the
     other cases' statistics are in by then.
     """
-    from .choosing import choice_mechanism, number_mechanism, yes_no_mechanism
+    from .choosing import yes_no_mechanism
 
     one = Fraction(1)
+    grr, oue = GeneralizedRandomizedResponse.from_epsilon, OptimizedUnaryEncoding.from_epsilon
+    laplace, duchi = DiscreteLaplace.from_epsilon, DuchiBinary.from_epsilon
     return [
         AuditCase("yes/no, fair coins (ε = ln 3)", yes_no_mechanism(None), (True, False)),
         AuditCase("yes/no, ε = 0.5", yes_no_mechanism(Fraction("0.5")), (True, False)),
         AuditCase("yes/no, ε = 2", yes_no_mechanism(Fraction(2)), (True, False)),
-        AuditCase("GRR, k = 5, ε = 1", choice_mechanism(5, one, "grr"), (0, 4)),
-        AuditCase("GRR, k = 13, ε = 1", choice_mechanism(13, one, "grr"), (0, 12)),
-        AuditCase("GRR, k = 2, ε = 1.04", choice_mechanism(2, Fraction("1.04"), "grr"), (0, 1)),
-        AuditCase("OUE, k = 5, ε = 1", choice_mechanism(5, one, "oue"), (0, 4)),
-        AuditCase(
-            "discrete Laplace, 0-10, ε = 1", number_mechanism(0, 10, one, "laplace"), (0, 10)
-        ),
-        AuditCase(
-            "discrete Laplace, 0-1, ε = 3", number_mechanism(0, 1, Fraction(3), "laplace"), (0, 1)
-        ),
+        AuditCase("GRR, k = 5, ε = 1", grr(5, one), (0, 4)),
+        AuditCase("GRR, k = 13, ε = 1", grr(13, one), (0, 12)),
+        AuditCase("GRR, k = 2, ε = 1.04", grr(2, Fraction("1.04")), (0, 1)),
+        AuditCase("OUE, k = 5, ε = 1", oue(5, one), (0, 4)),
+        AuditCase("discrete Laplace, 0-10, ε = 1", laplace(0, 10, one), (0, 10)),
+        AuditCase("discrete Laplace, 0-1, ε = 3", laplace(0, 1, Fraction(3)), (0, 1)),
         AuditCase(
             "discrete Laplace, 0-1000, ε = 1",
-            number_mechanism(0, 1000, one, "laplace"),
+            laplace(0, 1000, one),
             (0, 1000),
         ),
         AuditCase(
             "discrete Laplace, 0-10000, ε = 9.999",
-            number_mechanism(0, 10_000, Fraction("9.999"), "laplace"),
+            laplace(0, 10_000, Fraction("9.999")),
             (0,),
         ),
-        AuditCase("Duchi, 0-50, ε = 1", number_mechanism(0, 50, one, "duchi"), (0, 50)),
+        AuditCase("Duchi, 0-50, ε = 1", duchi(0, 50, one), (0, 50)),
         AuditCase(
             "Duchi, 0-1000000, ε = 1",
-            number_mechanism(0, 1_000_000, one, "duchi"),
+            duchi(0, 1_000_000, one),
             (0, 1, 1_000_000),
         ),
         # The longest bounds last (see above).
-        AuditCase("OUE, k = 5, ε = 9", choice_mechanism(5, Fraction(9), "oue"), (0, 4)),
+        AuditCase("OUE, k = 5, ε = 9", oue(5, Fraction(9)), (0, 4)),
         AuditCase(
             "Duchi, 1-800000, ε = 0.015",
-            number_mechanism(1, 800_000, Fraction("0.015"), "duchi"),
+            duchi(1, 800_000, Fraction("0.015")),
             (1, 2, 800_000),
         ),
     ]

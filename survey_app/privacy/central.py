@@ -34,19 +34,19 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from decimal import Decimal
 from fractions import Fraction
 from functools import partial
 from statistics import NormalDist
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar, cast
 
-from .choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
 from .coins import SECURE, RandomSource, discrete_laplace, uniform_below
 from .estimate import Estimate
 from .groups import MIN_GROUP_SIZE, GroupCount
 from .means import MeanEstimate
-from .mechanism import Mechanism, ProportionMechanism, TwoCoinDesign
-from .number import DiscreteLaplace, DuchiBinary
+from .mechanisms import DiscreteLaplace, Mechanism, NumericMechanism, ProportionMechanism
+from .mechanisms.central_counting import CentralCounting
 from .rationals import checked_epsilon
 
 SENSITIVITY = MappingProxyType(
@@ -61,10 +61,6 @@ ACCURACY_CONFIDENCE = 0.95
 NOISY_INTERVAL_METHOD = "score+noise"
 
 
-class BudgetExceededError(ValueError):
-    """A release would take the survey's central ε past its budget; nothing is charged."""
-
-
 def central_epsilon(value: Fraction | float | str) -> Fraction:
     """A central ε as an exact rational; a string is read as a decimal ("0.1" is 1/10)."""
     if isinstance(value, str):
@@ -73,6 +69,21 @@ def central_epsilon(value: Fraction | float | str) -> Fraction:
         except ValueError:
             raise ValueError(f"epsilon must be a positive number, got {value!r}") from None
     return checked_epsilon(value)
+
+
+def decimal_text(value: Fraction) -> str:
+    """A central ε or budget as text, the form it is stored and shown in: the exact decimal
+    when it has one ("0.25"), else "p/q". ``central_epsilon`` reads either back exactly."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    denominator = value.denominator
+    for prime in (2, 5):
+        while denominator % prime == 0:
+            denominator //= prime
+    if denominator != 1:
+        return f"{value.numerator}/{value.denominator}"
+    text = format(Decimal(value.numerator) / Decimal(value.denominator), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def noise_gamma(epsilon: Fraction | float | str, sensitivity: int) -> Fraction:
@@ -339,75 +350,30 @@ def discrete_laplace_variance(gamma: Fraction) -> float:
 # --- the sensitive questions' estimates, from noisy counts ------------------------------------
 
 
-@dataclass(frozen=True)
-class _Counting:
-    """How a central release counts one sensitive question's reports and estimates from them.
-
-    ``contribution(report)``: what one report adds to the report counts (c_1, …, c_m);
-    ``report_sensitivity``: the largest ℓ1 size of a contribution, Δ; ``count_weight``: w,
-    how much an error in n moves the estimate next to the same error in a count (1 for a
-    share, which is at most 1; for a mean, the farthest an answer lies from the centre);
-    ``estimate(ñ, c̃, V_reports, V_n, confidence)``: the estimate of one count's category.
-    """
-
-    categories: int
-    contribution: Callable[[Any], tuple[int, ...]]
-    report_sensitivity: int
-    count_weight: int
-    estimate: Callable[[int, int, float, float, float], Estimate | MeanEstimate]
+#: An estimate from (ñ, c̃, V_reports, V_n, confidence): one noisy count's category.
+_Estimator = Callable[[int, int, float, float, float], Estimate | MeanEstimate]
 
 
-def _counting(mechanism: Mechanism) -> _Counting:
-    """The one place that knows how each mechanism's reports are counted for a release."""
-    if isinstance(mechanism, OptimizedUnaryEncoding):
-        k = mechanism.k  # a report may set every bit
-        return _Counting(k, _bits, k, 1, partial(_share, mechanism))
-    if isinstance(mechanism, GeneralizedRandomizedResponse):
-        return _Counting(
-            mechanism.k, partial(_one_hot, mechanism.k), 1, 1, partial(_share, mechanism)
-        )
-    if isinstance(mechanism, TwoCoinDesign):
-        return _Counting(1, _is_one, 1, 1, partial(_share, mechanism))
-    if isinstance(mechanism, DuchiBinary):
-        return _Counting(1, _is_one, 1, 1, partial(_duchi_mean, mechanism))
-    if isinstance(mechanism, DiscreteLaplace):
-        return _laplace_counting(mechanism)
-    raise ValueError(f"{mechanism.name!r} reports are not randomized: nothing to release here")
+def _counting(mechanism: Mechanism) -> CentralCounting:
+    """How the mechanism's reports are counted for a release (it alone knows)."""
+    counting = mechanism.central_counting()
+    if counting is None:
+        raise ValueError(f"{mechanism.name!r} reports are not randomized: nothing to release here")
+    return counting
 
 
-def _bits(report: Sequence[int]) -> tuple[int, ...]:
-    return tuple(int(bit == 1) for bit in report)
-
-
-def _one_hot(k: int, report: int) -> tuple[int, ...]:
-    return tuple(int(report == option) for option in range(k))
-
-
-def _is_one(report: int) -> tuple[int, ...]:
-    return (int(report == 1),)
-
-
-def _laplace_counting(mechanism: DiscreteLaplace) -> _Counting:
-    """A discrete Laplace number's reports are summed around the centre ⌊(min + max)/2⌋,
-    each clipped to the range an honest report falls in (``report_range``: [min - B,
-    max + B], left with probability below 2^-60). So one report adds at most M = H + B to
-    the sum in absolute value, H the farthest an answer lies from the centre: a sum around
-    the centre needs less noise than one around 0 for a range such as 18-99."""
-    lowest, highest = mechanism.report_range()
-    centre = (mechanism.min + mechanism.max) // 2
-    low, high = lowest - centre, highest - centre
-    reach = max(centre - mechanism.min, mechanism.max - centre)
-    return _Counting(
-        1,
-        partial(_clipped, centre, low, high),
-        max(-low, high),
-        reach,
-        partial(_laplace_mean, mechanism, centre),
-    )
-
-
-def _clipped(centre: int, low: int, high: int, report: int) -> tuple[int, ...]:
-    return (min(max(report - centre, low), high),)
+def _estimator(mechanism: Mechanism) -> _Estimator:
+    """How a count's estimate follows from the noisy counts, by what the count estimates:
+    a share; a mean from one-bit reports (the share of the range their 1s estimate,
+    ``bit_rates``); or a mean from reports on the answer's scale, summed around the centre."""
+    centre = _counting(mechanism).centre
+    if not mechanism.question_type.estimates_mean:
+        return partial(_share, cast(ProportionMechanism, mechanism))
+    numeric = cast(NumericMechanism, mechanism)
+    rates = numeric.bit_rates
+    if rates is not None:
+        return partial(_bit_mean, numeric, rates)
+    return partial(_sum_mean, numeric, centre)
 
 
 def _share(
@@ -424,22 +390,21 @@ def _share(
     )
 
 
-def _duchi_mean(
-    mechanism: DuchiBinary,
+def _bit_mean(
+    mechanism: NumericMechanism,
+    rates: tuple[float, float],
     noisy_n: int,
     noisy_ones: int,
     report_noise: float,
     count_noise: float,
     confidence: float,
 ) -> MeanEstimate:
-    """Duchi's bit is 1 with probability (1 - r)/2 + r·π for an answer at π = (x - min)/
-    (max - min) of the range: a share's two probabilities, so the share's interval mapped
-    onto [min, max]. Answers differ between respondents, so the count of 1s is a sum of
-    unequal Bernoullis, whose variance is at most the binomial's the interval assumes."""
-    lean = float(mechanism.lean)
-    share = noisy_share_interval(
-        noisy_ones, noisy_n, report_noise, (1 + lean) / 2, (1 - lean) / 2, confidence
-    )
+    """A one-bit report is 1 with probability p_false + (p_true - p_false)·π for an answer
+    at π = (x - min)/(max - min) of the range (Duchi's bit: p_true, p_false = (1 ± r)/2):
+    a share's two probabilities, so the share's interval mapped onto [min, max]. Answers
+    differ between respondents, so the count of 1s is a sum of unequal Bernoullis, whose
+    variance is at most the binomial's the interval assumes."""
+    share = noisy_share_interval(noisy_ones, noisy_n, report_noise, *rates, confidence)
     width = mechanism.max - mechanism.min
 
     def answer(value: float) -> float:
@@ -455,8 +420,8 @@ def _duchi_mean(
     )
 
 
-def _laplace_mean(
-    mechanism: DiscreteLaplace,
+def _sum_mean(
+    mechanism: NumericMechanism,
     centre: int,
     noisy_n: int,
     noisy_sum: int,
@@ -469,11 +434,8 @@ def _laplace_mean(
     and σ² the largest variance one report can have (``worst_case_variance``: the
     answers' widest spread plus the mechanism's noise; clipping, a contraction, only
     lowers it). As for shares, a mean beyond [min, max] is evaluated at that end, which
-    only widens, and the interval is kept inside [min, max].
-
-    Clipping at B moves an honest report's expectation by at most α^(B+1)/((1 + α)(1 - α))
-    < 2^-61/(1 - α) ≤ 2^-61·(1 + 1/γ): below 10^-9 of an answer unit for every γ the survey
-    files allow, far below what is shown, so no allowance is made for it.
+    only widens, and the interval is kept inside [min, max]. Clipped reports are taken as
+    unbiased (``DiscreteLaplace.central_counting`` says why that is safe).
     """
     n = float(noisy_n)
     lowest, highest = mechanism.min - centre, mechanism.max - centre
@@ -583,7 +545,7 @@ def noisy_estimates(
     count_gamma, report_gamma = gammas
     count_noise = discrete_laplace_variance(count_gamma)
     report_noise = discrete_laplace_variance(report_gamma)
-    estimate = _counting(mechanism).estimate
+    estimate = _estimator(mechanism)
     return tuple(
         estimate(noisy_n, count, report_noise, count_noise, confidence) for count in noisy_reports
     )
@@ -625,66 +587,157 @@ def fingerprint(value: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# --- the budget ledger ------------------------------------------------------------------------
+
+
+class LedgerError(ValueError):
+    """A release or a budget the ledger refuses; the ledger is unchanged.
+
+    It carries the figures (what was asked, the budget, what is spent), never a sentence:
+    the publish page and the command line each put them in their own words.
+    """
+
+
+class NoBudgetError(LedgerError):
+    """A release that costs ε (``needed``) on a ledger with no budget set."""
+
+    def __init__(self, needed: Fraction) -> None:
+        super().__init__(needed)
+        self.needed = needed
+
+
+class BudgetExceededError(LedgerError):
+    """A release needing ``needed`` when ``spent`` of ``budget`` is already spent."""
+
+    def __init__(self, needed: Fraction, budget: Fraction, spent: Fraction) -> None:
+        super().__init__(needed, budget, spent)
+        self.needed = needed
+        self.budget = budget
+        self.spent = spent
+
+    @property
+    def remaining(self) -> Fraction:
+        return self.budget - self.spent
+
+
+class BudgetBelowSpentError(LedgerError):
+    """A new budget (``asked``) below what releases have already ``spent``; ``budget`` is
+    the one that stays (None: none was set)."""
+
+    def __init__(self, asked: Fraction, budget: Fraction | None, spent: Fraction) -> None:
+        super().__init__(asked, budget, spent)
+        self.asked = asked
+        self.budget = budget
+        self.spent = spent
+
+
 @dataclass(frozen=True)
 class Release:
     """One entry of the ledger: what was published, when, at what ε, and what it cost.
 
-    ``cost`` is ``epsilon``; releases stored before every release drew fresh noise may
-    show 0 for a snapshot shown again.
+    ``what`` names the figures for a terminal; ``figures`` are their ids, for pages that
+    name them in the reader's language. ``covered``: whether the central ε covers every
+    figure (False when some were computed from exact counts: free, and outside the
+    guarantee). ``number``: the release's number once stored (None before). ``cost`` is
+    ``epsilon``; releases stored before every release drew fresh noise may show 0 for a
+    snapshot shown again.
     """
 
     what: str
     epsilon: Fraction
     at: datetime
     cost: Fraction
+    figures: tuple[str, ...] = ()
+    covered: bool = True
+    number: int | None = None
+    kind: ClassVar[str] = "release"
+
+
+@dataclass(frozen=True)
+class BudgetChange:
+    """The budget set to ``budget`` at ``at`` (``previous``: None if it was the first),
+    after the first ``releases_before`` releases. A public page lists every change: a
+    budget raised after the fact is no cap a reader can count on, so they see each raise."""
+
+    at: datetime
+    budget: Fraction
+    previous: Fraction | None
+    releases_before: int
+    kind: ClassVar[str] = "budget"
 
 
 @dataclass(frozen=True)
 class Ledger:
-    """A survey's central budget and every release charged against it (basic composition).
+    """A survey's central budget (None: never set), every release charged against it and
+    every change of the budget, oldest first; basic composition in exact fractions.
 
     Every release costs its ε, the same figures on the same data too: whether the data
     changed since the last release is a fact about who took part, so a rule "no new
     responses, no new cost" (showing the old figures again) would publish it exactly.
+    The rule, spent ≤ budget, is ``within_budget``; ``charge`` and ``with_budget`` refuse
+    whatever would break it and return a new ledger, never changing this one.
     """
 
-    budget: Fraction
+    budget: Fraction | None = None
     releases: tuple[Release, ...] = ()
+    budget_changes: tuple[BudgetChange, ...] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.budget, Fraction) or self.budget <= 0:
-            raise ValueError("the central budget must be a positive Fraction")
+        if self.budget is not None and (not isinstance(self.budget, Fraction) or self.budget <= 0):
+            raise ValueError("the central budget must be a positive Fraction (or None)")
 
     @property
     def spent(self) -> Fraction:
         return sum((r.cost for r in self.releases), Fraction(0))
 
     @property
-    def remaining(self) -> Fraction:
-        return self.budget - self.spent
+    def remaining(self) -> Fraction | None:
+        return None if self.budget is None else self.budget - self.spent
 
-    def charge(self, what: str, epsilon: Fraction | float | str, at: datetime) -> Ledger:
-        """The ledger with this release added, or ``BudgetExceededError`` (the ledger unchanged)."""
-        cost = central_epsilon(epsilon)
-        if cost > self.remaining:
-            raise BudgetExceededError(
-                f"this release needs ε = {_decimal(cost)}, but only {_decimal(self.remaining)} "
-                f"of the survey's central budget of {_decimal(self.budget)} is left; "
-                "nothing was published"
-            )
-        return replace(self, releases=(*self.releases, Release(what, cost, at, cost)))
+    @property
+    def within_budget(self) -> bool:
+        """The rule: releases spend at most the budget (nothing at all without one)."""
+        return self.spent <= (self.budget or Fraction(0))
 
-    def with_budget(self, budget: Fraction | float | str) -> Ledger:
-        """The same ledger under a new budget, which must cover what is already spent."""
+    @property
+    def history(self) -> tuple[Release | BudgetChange, ...]:
+        """Releases and budget changes in the order they happened (times are to the
+        second, so each change says how many releases came before it)."""
+        events: list[Release | BudgetChange] = []
+        for count, release in enumerate((*self.releases, None)):
+            events += [c for c in self.budget_changes if c.releases_before == count]
+            if release is not None:
+                events.append(release)
+        return tuple(events)
+
+    def charge(
+        self,
+        what: str,
+        epsilon: Fraction | float | str,
+        at: datetime,
+        figures: Sequence[str] = (),
+        covered: bool = True,
+    ) -> Ledger:
+        """The ledger with this release added at a cost of ``epsilon``, or ``NoBudgetError``
+        / ``BudgetExceededError``. ε = 0 (a number) is a release of free figures only:
+        it costs nothing and needs no budget, and is listed all the same."""
+        cost = Fraction(0) if epsilon == 0 else central_epsilon(epsilon)
+        release = Release(what, cost, at, cost, tuple(figures), covered)
+        charged = replace(self, releases=(*self.releases, release))
+        if not charged.within_budget:
+            if self.budget is None:
+                raise NoBudgetError(cost)
+            raise BudgetExceededError(cost, self.budget, self.spent)
+        return charged
+
+    def with_budget(self, budget: Fraction | float | str, at: datetime) -> Ledger:
+        """The ledger under a new budget, the change recorded, or ``BudgetBelowSpentError``
+        if it would not cover what is already spent. The same budget again changes nothing."""
         new = central_epsilon(budget)
-        if new < self.spent:
-            raise BudgetExceededError(
-                f"releases have already spent ε = {_decimal(self.spent)}; "
-                f"the budget cannot be set below that (asked: {_decimal(new)})"
-            )
-        return replace(self, budget=new)
-
-
-def _decimal(value: Fraction) -> str:
-    """A Fraction as a short decimal for messages (at most 4 places, trailing zeros cut)."""
-    return f"{float(value):.4f}".rstrip("0").rstrip(".")
+        if new == self.budget:
+            return self
+        change = BudgetChange(at, new, self.budget, len(self.releases))
+        changed = replace(self, budget=new, budget_changes=(*self.budget_changes, change))
+        if not changed.within_budget:
+            raise BudgetBelowSpentError(new, self.budget, self.spent)
+        return changed

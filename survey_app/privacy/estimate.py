@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from scipy.special import betaincinv
 
-from .mechanism import FAIR_COINS, TwoCoinDesign
+from .mechanisms import FAIR_COINS, TwoCoinDesign
 
 INTERVAL_METHODS = ("wilson", "clopper-pearson")
 # Exact: its coverage never falls below the nominal level, at any n and any truth.

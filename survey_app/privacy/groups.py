@@ -53,7 +53,7 @@ from .estimate import (
     share_interval,
 )
 from .means import MeanEstimate, estimate_number_mean, mean_interval, mean_interval_method
-from .mechanism import NumericMechanism, ProportionMechanism
+from .mechanisms import NumericMechanism, ProportionMechanism
 
 # Below 30 respondents a group is not shown alone. Two reasons. Statistics: at the default
 # design (fair coins, slope 1/2) the worst-case 95% half-width is 1.96/√n, ±0.36 at n = 30

@@ -26,8 +26,7 @@ from fractions import Fraction
 from scipy.special import stdtrit
 
 from .estimate import Interval, estimate_proportion, share_interval, widest_half_width
-from .mechanism import NumericMechanism
-from .number import DuchiBinary
+from .mechanisms import NumericMechanism
 
 # Duchi's count of 1s has an exact interval, used whatever method the shares are shown with.
 EXACT_METHOD = "clopper-pearson"
@@ -65,7 +64,7 @@ def estimate_number_mean(
     """The dashboard's estimate of the mean answer from a question's report sums: the
     exact binomial interval for Duchi's bits, the t interval otherwise (module docstring).
     None when n is 0."""
-    rates = _bit_rates(mechanism)
+    rates = mechanism.bit_rates
     if rates is None:
         return estimate_mean(
             n,
@@ -106,7 +105,7 @@ def mean_interval(
     interval is clipped to [min, max]: what two groups' difference is made of
     (``groups.mean_difference``). Without spread (one report to a t interval, or all
     equal) the interval is unbounded."""
-    rates = _bit_rates(mechanism)
+    rates = mechanism.bit_rates
     if rates is not None:
         share = share_interval(_ones(n, total, total_squares), n, *rates, confidence, EXACT_METHOD)
         to_answer = _answer_of_share(mechanism)
@@ -128,7 +127,7 @@ def mean_interval(
 
 def mean_interval_method(mechanism: NumericMechanism) -> str:
     """The name of the interval the mean of this mechanism's reports gets."""
-    return T_METHOD if _bit_rates(mechanism) is None else EXACT_METHOD
+    return T_METHOD if mechanism.bit_rates is None else EXACT_METHOD
 
 
 def widest_mean_half_width(mechanism: NumericMechanism, n: int, confidence: float) -> float:
@@ -136,7 +135,7 @@ def widest_mean_half_width(mechanism: NumericMechanism, n: int, confidence: floa
     the worst case over the answers: for Duchi the widest interval the exact one can give
     (``estimate.widest_half_width``), for a t interval t·√(V/n), V the variance of one
     unbiased report for the most spread-out answers (``worst_case_variance``)."""
-    rates = _bit_rates(mechanism)
+    rates = mechanism.bit_rates
     if rates is not None:
         span = mechanism.max - mechanism.min
         return span * widest_half_width(n, *rates, confidence, EXACT_METHOD)
@@ -232,14 +231,6 @@ def _checked_sums(
     if n * total_squares - total * total < 0 or (n == 0 and (total or total_squares)):
         raise ValueError("total and total_squares cannot come from n reports")
     return n, total, total_squares
-
-
-def _bit_rates(mechanism: NumericMechanism) -> tuple[float, float] | None:
-    """(p_true, p_false) of the share of the range when the reports are Duchi's bits;
-    None when they are on the answer's scale."""
-    if not isinstance(mechanism, DuchiBinary):
-        return None
-    return float((1 + mechanism.lean) / 2), float((1 - mechanism.lean) / 2)
 
 
 def _ones(n: int, total: int, total_squares: int) -> int:

@@ -15,12 +15,17 @@ import math
 from collections.abc import Callable
 from fractions import Fraction
 from statistics import NormalDist
+from typing import cast
 
-from .choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding, PlainChoice
 from .estimate import widest_half_width
 from .means import widest_mean_half_width
-from .mechanism import FAIR_COINS, Mechanism, TwoCoinDesign
-from .number import DiscreteLaplace, DuchiBinary, PlainNumber
+from .mechanisms import (
+    FAIR_COINS,
+    Mechanism,
+    NumericMechanism,
+    ProportionMechanism,
+    TwoCoinDesign,
+)
 
 # A tenth of a percentage point: finer than any survey can deliver, and far from the
 # floating-point underflow that an arbitrarily small half-width would hit. For numbers the
@@ -30,13 +35,6 @@ MIN_HALF_WIDTH = 0.001
 MIN_EPSILON = Fraction(1, 100)
 MAX_EPSILON = Fraction(10)
 _EPSILON_STEP = Fraction(1, 1000)
-NUMERIC_MECHANISMS = (DiscreteLaplace, DuchiBinary, PlainNumber)
-PROPORTION_MECHANISMS = (
-    TwoCoinDesign,
-    GeneralizedRandomizedResponse,
-    OptimizedUnaryEncoding,
-    PlainChoice,
-)
 
 
 def required_sample_size(
@@ -65,11 +63,11 @@ def required_sample_size(
         mechanism = design
     _check_target(half_width, confidence, mechanism)
     z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
-    if isinstance(mechanism, PROPORTION_MECHANISMS):
-        variance = 1 / (4 * (mechanism.p_true - mechanism.p_false) ** 2)  # at λ = 1/2
+    if mechanism.question_type.estimates_mean:
+        variance = cast(NumericMechanism, mechanism).worst_case_variance
     else:
-        assert isinstance(mechanism, NUMERIC_MECHANISMS)  # _check_target refused the rest
-        variance = mechanism.worst_case_variance
+        shares = cast(ProportionMechanism, mechanism)
+        variance = 1 / (4 * (shares.p_true - shares.p_false) ** 2)  # at λ = 1/2
     return _smallest_sufficient(
         lambda n: worst_case_half_width(mechanism, n, confidence) <= half_width,
         math.ceil(z * z * variance / half_width**2),
@@ -79,28 +77,26 @@ def required_sample_size(
 def worst_case_half_width(mechanism: Mechanism, n: int, confidence: float = 0.95) -> float:
     """The half-width of the widest interval the dashboard shows from n respondents
     under ``mechanism``, over every truth: a share, or the answer's units for numbers."""
-    if isinstance(mechanism, PROPORTION_MECHANISMS):
-        return widest_half_width(n, mechanism.p_true, mechanism.p_false, confidence)
-    if isinstance(mechanism, NUMERIC_MECHANISMS):
-        return widest_mean_half_width(mechanism, n, confidence)
-    raise ValueError(f"no interval rule for {mechanism!r}")
+    if mechanism.question_type.estimates_mean:
+        return widest_mean_half_width(cast(NumericMechanism, mechanism), n, confidence)
+    shares = cast(ProportionMechanism, mechanism)
+    return widest_half_width(n, shares.p_true, shares.p_false, confidence)
 
 
 def _check_target(half_width: float, confidence: float, mechanism: Mechanism) -> None:
-    """Refuse a confidence outside (0, 1), a mechanism without a rule, and a half-width
-    beyond the range or below ``MIN_HALF_WIDTH`` of it."""
+    """Refuse a confidence outside (0, 1) and a half-width beyond the range or below
+    ``MIN_HALF_WIDTH`` of it."""
     if not 0 < confidence < 1:
         raise ValueError("confidence must lie strictly between 0 and 1")
-    if isinstance(mechanism, NUMERIC_MECHANISMS):
-        span = mechanism.max - mechanism.min
+    if mechanism.question_type.estimates_mean:
+        numbers = cast(NumericMechanism, mechanism)
+        span = numbers.max - numbers.min
         if not MIN_HALF_WIDTH * span <= half_width <= span:
             raise ValueError(
                 f"half_width must lie in [{MIN_HALF_WIDTH} × (max - min), max - min] "
                 f"= [{MIN_HALF_WIDTH * span:g}, {span}]"
             )
         return
-    if not isinstance(mechanism, PROPORTION_MECHANISMS):
-        raise ValueError(f"no sample-size rule for {mechanism!r}")
     if not MIN_HALF_WIDTH <= half_width <= 1:
         raise ValueError(f"half_width must lie in [{MIN_HALF_WIDTH}, 1]")
 

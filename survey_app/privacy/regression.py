@@ -77,15 +77,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 from scipy.optimize import brentq
 from scipy.special import expit, logit
 
-from .choice import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
-from .mechanism import TwoCoinDesign
+from .mechanisms import ProportionMechanism
+from .mechanisms.cells import ANSWERED, TallyCell
+from .question_types import QuestionType
 
 Matrix = npt.NDArray[np.float64]
 Vector = npt.NDArray[np.float64]
@@ -188,14 +189,15 @@ class RegressionFit:
 
 @dataclass(frozen=True)
 class Covariate:
-    """A question used as a covariate: its key, its type and, for a choice, its option labels.
+    """A question used as a covariate: its key, its kind (a number, or a choice with its
+    option labels).
 
     ``sensitive`` is the question's flag; a sensitive question is refused, since its
     stored values are randomized reports, not answers.
     """
 
     key: str
-    kind: Literal["number", "choice"]
+    kind: QuestionType
     options: tuple[str, ...] = ()
     sensitive: bool = False
 
@@ -283,7 +285,7 @@ def _design(
             raise DesignMatrixError(
                 f"{covariate.key!r} is the outcome; it cannot also be a covariate"
             )
-        if covariate.kind not in ("number", "choice"):
+        if not (covariate.kind.has_options or covariate.kind.has_range):
             raise DesignMatrixError(f"{covariate.key!r} is neither a number nor a choice question")
     keys = (outcome_key, *(c.key for c in covariates))
     for key in keys:
@@ -325,7 +327,7 @@ def _columns_of(covariate: Covariate, values: npt.NDArray[np.generic]) -> tuple[
     key = covariate.key
     if values.dtype == np.bool_ or (values.size and values.dtype.kind not in "iuf"):
         raise DesignMatrixError(f"{key!r} has values that are not numbers")
-    if covariate.kind == "number":
+    if covariate.kind.has_range:
         if values.size and np.ptp(values) == 0:
             raise DesignMatrixError(
                 f"{key!r} has the same value for every respondent, so it explains nothing"
@@ -344,38 +346,34 @@ def _columns_of(covariate: Covariate, values: npt.NDArray[np.generic]) -> tuple[
 
 
 def category_reports(
-    outcome: Sequence[object],
-    mechanism: TwoCoinDesign | GeneralizedRandomizedResponse | OptimizedUnaryEncoding,
-    option: int | None = None,
+    outcome: Sequence[object], mechanism: ProportionMechanism, option: int | None = None
 ) -> tuple[npt.NDArray[np.float64], float, float]:
     """The 0/1 "reported in the category" vector and (p_false, p_true) for a question's reports.
 
-    Yes/no: the stored 1/0. GRR: whether the reported option is ``option``. OUE: bit
-    ``option`` of the stored bits (a "0101" string or a sequence of 0/1).
+    ``outcome`` holds stored reports; the mechanism's tally cell for the category ("yes",
+    or option ``option``) says which of them count, as it does for the running tallies.
     """
-    if isinstance(mechanism, TwoCoinDesign):
-        if option is not None:
-            raise UnsupportedOutcomeError("a yes/no question has no options to choose from")
-        return np.asarray(outcome, dtype=np.float64), mechanism.p_false, mechanism.p_true
-    if not isinstance(mechanism, (GeneralizedRandomizedResponse, OptimizedUnaryEncoding)):
+    if not mechanism.randomized or mechanism.question_type.estimates_mean:
         raise UnsupportedOutcomeError(
             "regression is available for sensitive yes/no questions and for the options of "
             "sensitive choice questions, not for this question"
         )
-    if option is None or not 0 <= operator.index(option) < mechanism.k:
-        raise UnsupportedOutcomeError(f"choose an option between 0 and {mechanism.k - 1}")
-    if isinstance(mechanism, GeneralizedRandomizedResponse):
-        y = np.asarray(outcome, dtype=np.int64) == option
-    else:
-        y = np.array([_unary_bit(bits, option) for bits in outcome], dtype=np.bool_)
-    return y.astype(np.float64), mechanism.p_false, mechanism.p_true
+    cell = _category_cell(mechanism, option)
+    stored = cast(Sequence[int | str], outcome)
+    y = np.fromiter((cell.amount(report) for report in stored), np.float64, len(stored))
+    return y, mechanism.p_false, mechanism.p_true
 
 
-def _unary_bit(bits: object, option: int) -> bool:
-    """Bit ``option`` of a stored unary report: a "0101" string or a sequence of 0/1."""
-    if isinstance(bits, (str, Sequence)):
-        return str(bits[option]) == "1"
-    raise UnsupportedOutcomeError(f"{bits!r} is not a unary-encoded report")
+def _category_cell(mechanism: ProportionMechanism, option: int | None) -> TallyCell:
+    """The tally cell of the category: "yes" without options, else option ``option``'s."""
+    categories = {cell.name: cell for cell in mechanism.tally_cells() if cell != ANSWERED}
+    if not mechanism.question_type.has_options:
+        if option is not None:
+            raise UnsupportedOutcomeError("a yes/no question has no options to choose from")
+        return categories["yes"]
+    if option is None or str(operator.index(option)) not in categories:
+        raise UnsupportedOutcomeError(f"choose an option between 0 and {len(categories) - 1}")
+    return categories[str(option)]
 
 
 def fit_randomized_logistic(
@@ -873,7 +871,7 @@ def _solve_semidefinite(information: Matrix, score: Vector) -> Vector:
 
 def fit_question(
     design: Design,
-    mechanism: TwoCoinDesign | GeneralizedRandomizedResponse | OptimizedUnaryEncoding,
+    mechanism: ProportionMechanism,
     option: int | None = None,
     confidence: float = 0.95,
 ) -> RegressionFit:

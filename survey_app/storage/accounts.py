@@ -37,10 +37,10 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlite_utils
-from flask import current_app, has_app_context
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from survey_app.config import DEFAULT_PASSWORD_HASH_METHOD
@@ -122,10 +122,23 @@ class SessionLimits:
     max_seconds: float
 
 
-def _hash_method() -> str:
-    if has_app_context():
-        return str(current_app.config.get("PASSWORD_HASH_METHOD") or DEFAULT_PASSWORD_HASH_METHOD)
+def _owasp_hash_method() -> str:
     return DEFAULT_PASSWORD_HASH_METHOD
+
+
+# Read at each hash, so a changed setting takes effect at the next login.
+_hash_method: Callable[[], str] = _owasp_hash_method
+
+
+def read_hash_method_from(setting: Callable[[], str]) -> None:
+    """Take the method new passwords are hashed with from ``setting``, read at each hash.
+
+    The app passes a reader of its ``PASSWORD_HASH_METHOD`` at start (tests lower it to
+    keep logins fast), so accounts need not know where settings live; until then, OWASP's
+    scrypt.
+    """
+    global _hash_method
+    _hash_method = setting
 
 
 def _hash_password(password: str, method: str) -> str:

@@ -27,7 +27,7 @@ a file lock because the database is the one thing every worker already shares: o
 machine today (a lock file would do), and on several machines with one database later
 (where ``flock`` does not reach, and on network filesystems is not to be trusted). A
 worker can die holding the lease (gunicorn kills a request after its ``--timeout``), so
-the lease expires: ``LEASE_SECONDS`` is the README's worker timeout, the longest any
+the lease expires: ``LEASE_SECONDS`` is the worker timeout in docs/operating.md, the longest any
 request, and so any scan, can run. Expiry is judged by each machine's clock; a few
 seconds of skew only shift it a little.
 """

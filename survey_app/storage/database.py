@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import sqlite_utils
-from flask import Flask, current_app
 
 BUSY_TIMEOUT_MS = 10_000
 T = TypeVar("T")
@@ -461,6 +460,11 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
         db.execute("COMMIT")
 
 
+def ping(db: sqlite_utils.Database) -> None:
+    """The cheapest round trip there is: proves the database opens and answers, nothing more."""
+    db.execute("SELECT 1")
+
+
 def schema_version(db: sqlite_utils.Database) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 
@@ -480,15 +484,14 @@ _migrated_paths: set[str] = set()
 _per_thread = threading.local()
 
 
-def get_db() -> sqlite_utils.Database:
-    """This thread's connection to the app's database, kept open across requests.
+def thread_connection(path: str) -> sqlite_utils.Database:
+    """This thread's connection to the database at ``path``, kept open across requests.
 
     Opening a connection costs more than most requests here: SQLite re-reads the schema,
     the PRAGMAs run again, and closing the last connection checkpoints the WAL. So each
     worker thread keeps one connection (for one database path at a time) and reuses it.
     The database is migrated once per process.
     """
-    path = current_app.config["DATABASE"]
     cached: tuple[str, sqlite_utils.Database] | None = getattr(_per_thread, "db", None)
     if cached is not None and cached[0] == path:
         return cached[1]
@@ -544,7 +547,7 @@ def backup_database(
         src.close()
 
 
-def end_request(_error: BaseException | None = None) -> None:
+def roll_back_unfinished() -> None:
     """Leave this thread's connection as a fresh one would be: outside any transaction.
 
     ``write_transaction`` already rolls back on errors; this is the backstop that keeps
@@ -553,7 +556,3 @@ def end_request(_error: BaseException | None = None) -> None:
     cached = getattr(_per_thread, "db", None)
     if cached is not None and cached[1].conn.in_transaction:
         cached[1].conn.rollback()
-
-
-def init_app(app: Flask) -> None:
-    app.teardown_appcontext(end_request)

@@ -7,7 +7,6 @@ import dataclasses
 import datetime
 import json
 from dataclasses import dataclass, field
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -24,7 +23,8 @@ from survey_app.domain.definitions import (
 )
 from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
 from survey_app.domain.survey_yaml import definition_yaml
-from survey_app.privacy import Mechanism, mechanism_from_parameters
+from survey_app.privacy import Mechanism, QuestionType, mechanism_from_parameters
+from survey_app.privacy.central import decimal_text
 from survey_app.storage.database import write_transaction
 
 STATUSES = ("draft", "open", "closed")
@@ -62,7 +62,7 @@ class Question:
     id: int
     key: str
     text: str
-    type: str
+    type: QuestionType
     mechanism: Mechanism
     sensitive: bool = True
     required: bool = True
@@ -283,7 +283,7 @@ def _survey_row(
         "access": definition.access,
         "consent": definition.consent,
         "contact": definition.contact,
-        "max_epsilon": _decimal_text(definition.max_epsilon),
+        "max_epsilon": written_decimal(definition.max_epsilon),
         "design": survey_fingerprint(parameters),
         "languages": json.dumps(definition.languages),
         "translations": json.dumps(
@@ -314,13 +314,13 @@ def _insert_design_and_questions(
             "position": position,
             "key": question.key,
             "text": question.text,
-            "type": question.type,
+            "type": question.type.value,
             "sensitive": int(question.sensitive),
             "required": int(question.required),
-            "options": json.dumps(question.options) if question.type == "choice" else None,
+            "options": json.dumps(question.options) if question.type.has_options else None,
             "min": question.min,
             "max": question.max,
-            "requested_epsilon": _decimal_text(question.epsilon),
+            "requested_epsilon": written_decimal(question.epsilon),
             "parameters": json.dumps(parameters[question.key], sort_keys=True),
             "translations": json.dumps(
                 {
@@ -353,15 +353,10 @@ def _delete_design_and_questions(db: sqlite_utils.Database, survey_id: int) -> N
     db.execute("DELETE FROM designs WHERE survey_id = ?", [survey_id])
 
 
-def _decimal_text(value: Fraction | None) -> str | None:
-    """A number from the survey file, kept as the decimal it was written as."""
-    if value is None:
-        return None
-    return (
-        str(value.numerator)
-        if value.denominator == 1
-        else str(Decimal(value.numerator) / value.denominator)
-    )
+def written_decimal(value: Fraction | None) -> str | None:
+    """A number from the survey file (an ε in thousandths), kept as the decimal it was
+    written as; None where the file gives none."""
+    return None if value is None else decimal_text(value)
 
 
 def _as_definition(survey: Survey) -> SurveyDefinition:
@@ -420,7 +415,7 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
             id=q["id"],
             key=q["key"],
             text=q["text"],
-            type=q["type"],
+            type=QuestionType(q["type"]),
             mechanism=mechanism_from_parameters(json.loads(q["parameters"])),
             sensitive=bool(q["sensitive"]),
             required=bool(q["required"]),

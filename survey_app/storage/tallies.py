@@ -1,11 +1,12 @@
 """The running tallies: per question, the counts and sums every estimate is made from.
 
-A tally cell is a (question, name) pair holding an integer: ``n`` counts the question's
+A tally cell is a (question, name) pair holding an integer. Which cells a question has,
+and what each adds up, its mechanism says (``tally_cells``): ``n`` counts the question's
 answered responses (skips excluded); ``yes`` counts reported "yes"; a choice question
 has one cell per option index (for unary encoding: per bit set); a number question has
 ``sum`` and ``sum_squares`` of its reports. They change in the same transaction as each
 response, so estimates never scan the responses; ``recount`` rebuilds them from the
-responses to check that.
+responses to check that, in SQL written here from each cell's rule.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from survey_app.domain.answers import Report
+from survey_app.domain.answers import Report, to_stored
+from survey_app.privacy.mechanisms.cells import CellRule, TallyCell
 from survey_app.storage.database import write_transaction
 from survey_app.storage.surveys import Question, Survey
 
@@ -25,19 +27,13 @@ Cells = dict[str, int]
 
 def increments(question: Question, report: Report | None) -> Iterator[tuple[str, int]]:
     """The cells one report adds to; nothing for a skipped question."""
-    if report is None:
+    stored = to_stored(question, report)
+    if stored is None:
         return
-    yield "n", 1
-    if question.type == "yes_no":
-        yield "yes", int(report)  # type: ignore[arg-type]
-    elif isinstance(report, tuple):
-        yield from ((str(index), 1) for index, bit in enumerate(report) if bit)
-    elif question.type == "choice":
-        yield str(report), 1
-    else:
-        assert isinstance(report, int)
-        yield "sum", report
-        yield "sum_squares", report * report
+    for cell in question.mechanism.tally_cells():
+        amount = cell.amount(stored)
+        if amount or not cell.counts_matches:
+            yield cell.name, amount
 
 
 def add_to_tallies(
@@ -74,15 +70,21 @@ def _cell_sums(question: Question, squares: str = "sum") -> list[tuple[str, str]
     ``{v}`` stands for the question's stored value, ``json_extract(answers, '$."key"')``.
     ``squares`` sums the squares of numbers: ``sum`` exactly, in 64-bit integers.
     """
-    if question.type == "yes_no":
-        return [("n", "count({v})"), ("yes", "sum({v})")]
-    if question.type == "choice":
-        unary = question.mechanism.name == "optimized_unary_encoding"
-        return [("n", "count({v})")] + [
-            (str(i), f"sum(substr({{v}}, {i + 1}, 1) = '1')" if unary else f"sum({{v}} = {i})")
-            for i in range(len(question.options))
-        ]
-    return [("n", "count({v})"), ("sum", "sum({v})"), ("sum_squares", f"{squares}({{v}} * {{v}})")]
+    return [(cell.name, _aggregate(cell, squares)) for cell in question.mechanism.tally_cells()]
+
+
+def _aggregate(cell: TallyCell, squares: str) -> str:
+    """The SQL that adds up ``cell`` over the stored values ``{v}``, as ``cell.amount``
+    adds one."""
+    if cell.rule is CellRule.COUNT:
+        return "count({v})"
+    if cell.rule is CellRule.SUM:
+        return "sum({v})"
+    if cell.rule is CellRule.SUM_SQUARES:
+        return f"{squares}({{v}} * {{v}})"
+    if cell.rule is CellRule.BIT:
+        return f"sum(substr({{v}}, {cell.index + 1}, 1) = '1')"
+    return f"sum({{v}} = {cell.index})"
 
 
 def _count_answers(

@@ -13,9 +13,9 @@ from flask.globals import request_ctx
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
 
-from survey_app import PACKAGE_DIR, __version__
+from survey_app import PACKAGE_DIR
 from survey_app.config import check_database_folder, instance_secret_key, load_settings
-from survey_app.storage import database as db
+from survey_app.web import database_session as db
 from survey_app.web import i18n, limits
 
 csrf = CSRFProtect()
@@ -53,13 +53,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     limits.init_app(app)
 
     from survey_app.cli.commands import register_commands
+    from survey_app.web import templates
     from survey_app.web.health import bp as health_bp
     from survey_app.web.public_page import bp as public_bp
     from survey_app.web.research import auth_bp
     from survey_app.web.research import bp as research_bp
-    from survey_app.web.research.analysis_pages import bp as analysis_bp
-    from survey_app.web.research.builder import bp as builder_bp
-    from survey_app.web.research.publishing import bp as publishing_bp
     from survey_app.web.respond import bp as respond_bp
     from survey_app.web.security_headers import add_security_headers
 
@@ -67,18 +65,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(health_bp)
     app.register_blueprint(auth_bp)
     app.register_blueprint(research_bp)
-    app.register_blueprint(builder_bp)
-    app.register_blueprint(publishing_bp)
     app.register_blueprint(public_bp)
-    app.register_blueprint(analysis_bp)
     app.after_request(add_security_headers)
     app.after_request(_relative_redirect)
     app.register_error_handler(HTTPException, _render_http_error)
     register_commands(app)
-    app.jinja_env.globals["app_version"] = __version__
-    from survey_app.domain.question_privacy import odds_text, survey_ledger
-
-    app.jinja_env.globals.update(survey_ledger=survey_ledger, odds_text=odds_text)
+    templates.init_app(app)
     return app
 
 

@@ -1,7 +1,7 @@
 """Bursts: minutes in which a survey got far more responses than it usually does.
 
 An open survey cannot stop one person from fetching a fresh form again and again (see
-the README's "What an open survey can and cannot prevent"); what it can do is show the
+docs/writing-surveys.md, "What an open survey can and cannot prevent"); what it can do is show the
 researcher that it happened. This module counts each survey's stored responses per
 clock minute and flags a minute whose count reaches both ``MIN_BURST`` and ``FACTOR``
 times the survey's usual rate: the median count of the minutes that had any response

@@ -18,7 +18,8 @@ import flask_babel
 from flask import Flask, g, has_request_context, request
 from flask_babel import Babel, get_locale
 
-LANGUAGES = ("en", "ko", "zh")
+from survey_app.domain.languages import LANGUAGES
+
 DEFAULT_LANGUAGE = "en"
 # Each language named in itself, as a reader of that language looks for it in a switcher.
 LANGUAGE_NAMES = {"en": "English", "ko": "한국어", "zh": "简体中文"}
@@ -106,13 +107,7 @@ def _remember_url_language() -> None:
 
 
 def init_app(app: Flask, translations_dir: str) -> None:
+    """Choose each request's language, and carry the URL's choice on every link."""
     Babel(app, locale_selector=select_locale, default_translation_directories=translations_dir)
     app.before_request(_remember_url_language)
     app.url_defaults(_carry_language)
-    app.jinja_env.globals.update(
-        LANGUAGES=LANGUAGES,
-        LANGUAGE_NAMES=LANGUAGE_NAMES,
-        HTML_LANG=HTML_LANG,
-        current_language=current_language,
-        language_links=language_links,
-    )

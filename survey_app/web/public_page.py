@@ -8,11 +8,15 @@ spent by all of them, each release and each change of the budget.
 
 from __future__ import annotations
 
+from functools import partial
+
 from flask import Blueprint, abort, render_template
 
-from survey_app.domain.releases import central_ledger, latest_snapshot
-from survey_app.storage.database import get_db
+from survey_app.domain.release_figures import released_figures
+from survey_app.domain.release_snapshots import read_snapshot
+from survey_app.storage.releases import latest_snapshot, load_ledger
 from survey_app.storage.surveys import get_survey
+from survey_app.web.database_session import get_db
 from survey_app.web.i18n import gettext as _
 
 bp = Blueprint("public", __name__)
@@ -26,5 +30,8 @@ def results(slug: str) -> str:
     if snapshot is None or survey is None:
         abort(404, description=_("No results have been published under that name."))
     return render_template(
-        "public/results.html", snapshot=snapshot, ledger=central_ledger(db, survey)
+        "public/results.html",
+        snapshot=read_snapshot(snapshot),
+        ledger=load_ledger(db, survey),
+        figures_of=partial(released_figures, survey),
     )

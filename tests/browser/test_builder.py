@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import LiveServer, axe_violations, sideways_overflow, watch
+from tests.support.browser import LiveServer, axe_violations, sideways_overflow, watch
 
 USERNAME = "builder-ada"
 PASSWORD = "correct horse battery"

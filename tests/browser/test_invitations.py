@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import (
+from tests.support.browser import (
     WORDS,
     LiveServer,
     answer,

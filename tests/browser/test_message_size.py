@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import LiveServer, answer, submit, watch
+from tests.support.browser import LiveServer, answer, submit, watch
 
 SLUG = "every-type"
 DEFINITION = f"""\

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import ROOT, LiveServer, one_post, submit, watch
+from tests.support.browser import LiveServer, one_post, submit, watch
+from tests.support.paths import ROOT
 
 SLUG = "student-life"
 USERNAME = "grace"
@@ -74,6 +75,10 @@ def test_with_javascript_only_reports_leave_the_browser(
 ) -> None:
     log = watch(page)
     agree_and_answer(page, live_server)
+    # The samplers of this survey's mechanisms and no others (no unary encoding, no Laplace).
+    scripts = page.eval_on_selector_all("script", "els => els.map(e => e.getAttribute('src'))")
+    modules = ["mechanisms/two_coin.js", "mechanisms/grr.js", "mechanisms/duchi.js"]
+    assert scripts == [f"/static/{name}" for name in ("coins.js", *modules, "randomize.js")]
     assert submit(page).status == 200
     _, fields = one_post(log)
     assert set(fields) == CONTROLS | {"randomized", "year", *SENSITIVE}  # stress: skipped

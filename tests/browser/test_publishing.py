@@ -19,8 +19,8 @@ from playwright.sync_api import expect
 from survey_app.storage.database import connect
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import get_survey
-
-from .conftest import ROOT, LiveServer, axe_violations, sideways_overflow
+from tests.support.browser import LiveServer, axe_violations, sideways_overflow
+from tests.support.paths import ROOT
 
 OWNER = "publisher-ida"
 PASSWORD = "correct horse battery"

@@ -1,13 +1,15 @@
-"""static/randomize.js on its own, in real Chromium: exact distributions and form wiring.
+"""The browser's scripts on their own, in real Chromium: exact distributions and form wiring.
 
-Each mechanism is sampled in the browser through ``window.surveyRandomizer.sample`` and
-compared with the exact report distribution written out from the SPEC's formulas (every
-cell within 5 binomial standard errors, and a chi-square test at alpha = 1e-6), so a biased
-coin, a truncated Laplace tail or a GRR that keeps the truth too often fails; ``below``, the
-uniform draw under every coin, is checked byte by byte at every length the app draws. The
-form tests serve a hand-written survey page from a routed origin (no server needed) and read
-what the page POSTs: with crypto only randomized reports and plain answers leave, without
-crypto the form is left alone for the server to randomize.
+Each mechanism's module (static/mechanisms/, with static/coins.js) is sampled in the
+browser through ``window.surveyRandomizer.randomize`` and compared with the exact report
+distribution written out from the SPEC's formulas (every cell within 5 binomial standard
+errors, and a chi-square test at alpha = 1e-6), so a biased coin, a truncated Laplace tail
+or a GRR that keeps the truth too often fails; ``below``, the uniform draw under every
+coin, is checked byte by byte at every length the app draws. The form tests serve a
+hand-written survey page and static/randomize.js from a routed origin (no server needed)
+and read what the page POSTs: with crypto only randomized reports and plain answers leave;
+without crypto, or without the module of a mechanism the survey uses, the form is left
+alone for the server to randomize.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,11 +27,14 @@ import numpy as np
 import pytest
 from scipy.stats import chi2
 
+from survey_app.cli.audit import browser_modules
 from survey_app.privacy.audit import browser_value, chi_square_fit, mechanism_name, shipped_cases
+from tests.support.browser import one_post, watch
+from tests.support.paths import ROOT
 
-from .conftest import ROOT, one_post, watch
-
-SCRIPT = ROOT / "survey_app" / "static" / "randomize.js"
+STATIC = ROOT / "survey_app" / "static"
+COINS = STATIC / "coins.js"
+FORM = STATIC / "randomize.js"
 DRAWS = 40_000
 SIGMAS = 5.0
 ALPHA = 1e-6
@@ -155,17 +159,31 @@ def check_cells(observed: Mapping[str, int], expected: Mapping[str, float], n: i
 # --- the browser ------------------------------------------------------------------------
 
 
+def load_samplers(page: Any) -> None:
+    """The coins and every mechanism's module, as the audit loads them."""
+    for path in browser_modules():
+        page.add_script_tag(path=str(path))
+
+
 @pytest.fixture
 def randomizer(page: Any) -> Any:
-    """A blank page with randomize.js loaded (no form on it, so only the API matters)."""
+    """A blank page with every sampler loaded (no form on it, so only the API matters)."""
     page.goto("about:blank")
-    page.add_script_tag(path=str(SCRIPT))
+    load_samplers(page)
     return page
 
 
 def sample(page: Any, params: Mapping[str, Any], value: Any, count: int = DRAWS) -> dict[str, int]:
     histogram = page.evaluate(
-        "([p, v, n]) => window.surveyRandomizer.sample(p, v, n)", [params, value, count]
+        """([p, v, n]) => {
+             const histogram = {};
+             for (let i = 0; i < n; i++) {
+               const key = String(window.surveyRandomizer.randomize(p, v));
+               histogram[key] = (histogram[key] || 0) + 1;
+             }
+             return histogram;
+           }""",
+        [params, value, count],
     )
     return {str(key): int(number) for key, number in histogram.items()}
 
@@ -236,16 +254,16 @@ def test_discrete_laplace_matches_its_exact_distribution(
     check_cells({"far": beyond, "near": DRAWS - beyond}, {"far": p_far, "near": 1 - p_far}, DRAWS)
 
 
-#: Every length in bytes of a bound randomize.js draws below, at the parameters the app
+#: Every length in bytes of a bound the browser draws below, at the parameters the app
 #: accepts: 1 to 11 (Duchi's 2·b·Δ; privacy/audit.py, ``shipped_cases``).
 BYTE_LENGTHS = range(1, 12)
 
 
 def shipped_function(name: str) -> str:
-    """One function of randomize.js as written there, to run on its own in a page."""
-    source = SCRIPT.read_text(encoding="utf-8")
+    """One function of coins.js as written there, to run on its own in a page."""
+    source = COINS.read_text(encoding="utf-8")
     found = re.search(rf"^  function {name}\(.*?^  }}$", source, re.MULTILINE | re.DOTALL)
-    assert found, f"randomize.js no longer has a function {name}(): update this test"
+    assert found, f"coins.js no longer has a function {name}(): update this test"
     return found[0]
 
 
@@ -292,7 +310,7 @@ def test_below_is_uniform_in_every_byte_at_every_length(page: Any) -> None:
 
 def test_the_audit_cases_draw_every_byte_length(page: Any) -> None:
     # The browser's half of tests/test_audit.py's check: the lengths of the arrays
-    # randomize.js fills, over 200 reports per answer of every audit case.
+    # the samplers fill, over 200 reports per answer of every audit case.
     page.goto("about:blank")
     page.evaluate(
         """() => {
@@ -304,7 +322,7 @@ def test_the_audit_cases_draw_every_byte_length(page: Any) -> None:
              };
            }"""
     )
-    page.add_script_tag(path=str(SCRIPT))
+    load_samplers(page)
     for audit_case in shipped_cases():
         name = mechanism_name(audit_case.mechanism)
         for value in audit_case.values:
@@ -375,7 +393,7 @@ def test_only_crypto_randomness_is_used(page: Any) -> None:
              };
            }"""
     )
-    page.add_script_tag(path=str(SCRIPT))
+    load_samplers(page)
     every_mechanism = [
         (two_coin(Fraction(math.tanh(0.5)), Fraction(1, 2)), "no"),
         (grr(5, Fraction(1, 3)), 2),
@@ -387,8 +405,22 @@ def test_only_crypto_randomness_is_used(page: Any) -> None:
     for params, value in every_mechanism:
         histogram = sample(page, params, value, 500)
         assert sum(histogram.values()) == 500
-    assert page.evaluate("window.mathRandomCalls") == 0, "randomize.js called Math.random"
+    assert page.evaluate("window.mathRandomCalls") == 0, "a sampler called Math.random"
     assert page.evaluate("window.cryptoCalls") >= 6 * 500
+
+
+def test_the_module_a_page_loads_for_a_mechanism_is_the_one_that_samples_it(page: Any) -> None:
+    # A page loads the coins and each of its mechanisms' ``browser_script``
+    # (web/respond/scripts.py); the audit samples every module. On its own, each module
+    # must register its mechanism, or a page would post its form for the server to randomize.
+    for audit_case in shipped_cases():
+        module = audit_case.mechanism.browser_script
+        assert module is not None, audit_case.label
+        page.goto("about:blank")
+        page.add_script_tag(path=str(COINS))
+        page.add_script_tag(path=str(STATIC / module))
+        name = mechanism_name(audit_case.mechanism)
+        assert page.evaluate("(name) => window.surveyRandomizer.has(name)", name), module
 
 
 # --- the form ---------------------------------------------------------------------------
@@ -407,7 +439,8 @@ DESIGN = {
 }
 
 
-def survey_html(design: Mapping[str, Any] | None) -> str:
+def survey_html(design: Mapping[str, Any] | None, scripts: list[str]) -> str:
+    tags = "".join(f'<script src="/{script}" defer></script>' for script in scripts)
     hidden = "".join(
         f'<input type="hidden" name="{name}" value="{value}">' for name, value in HIDDEN.items()
     )
@@ -423,7 +456,7 @@ def survey_html(design: Mapping[str, Any] | None) -> str:
         )
 
     return f"""<!doctype html>
-<html><head><meta charset="utf-8"><script src="/randomize.js" defer></script></head>
+<html><head><meta charset="utf-8">{tags}</head>
 <body><p class="js-only" hidden>Your browser flips the coins.</p>
 <form method="post" action="/s/test" data-randomize="survey"{design_attribute}>{hidden}
 {radios("cheated", ["y", "n"])}
@@ -445,20 +478,28 @@ TRUE_ANSWERS = {"cheated": "n", "drug": "0", "colour": "2", "year": "1"}
 TRUE_NUMBERS = {"drinks": "12", "income": "100", "age": "33"}
 
 
-@pytest.fixture
-def survey_page(page: Any) -> Iterator[Callable[[Mapping[str, Any] | None], Any]]:
-    """Serve the hand-written survey (with ``design``) and randomize.js from ORIGIN."""
+#: The modules of the mechanisms in DESIGN, as static/ names.
+MODULES = [path.relative_to(STATIC).as_posix() for path in browser_modules() if path != COINS]
 
-    def open_page(design: Mapping[str, Any] | None) -> Any:
+
+@pytest.fixture
+def survey_page(page: Any) -> Iterator[Callable[..., Any]]:
+    """Serve the hand-written survey (with ``design``) from ORIGIN, with the coins, the
+    mechanism ``modules`` (default: all) and the form's script, in the page's order."""
+
+    def open_page(design: Mapping[str, Any] | None, modules: list[str] = MODULES) -> Any:
+        scripts = [COINS.name, *modules, FORM.name]
+
         def handle(route: Any) -> None:
             request = route.request
-            path = urlsplit(request.url).path
-            if path == "/randomize.js":
-                route.fulfill(body=SCRIPT.read_text(), content_type="text/javascript")
+            path = urlsplit(request.url).path.lstrip("/")
+            if path in scripts:
+                body = (STATIC / path).read_text(encoding="utf-8")
+                route.fulfill(body=body, content_type="text/javascript")
             elif request.method == "POST":
                 route.fulfill(body="<p id=done>stored</p>", content_type="text/html")
             else:
-                route.fulfill(body=survey_html(design), content_type="text/html")
+                route.fulfill(body=survey_html(design, scripts), content_type="text/html")
 
         page.route(f"{ORIGIN}/**", handle)
         return page
@@ -554,11 +595,34 @@ def test_an_unusable_design_leaves_the_form_to_the_server(
 ) -> None:
     page = survey_page(design)
     log = watch(page)
-    fill_and_send(page)
+    page.goto(f"{ORIGIN}/s/test")
+    assert page.locator(".js-only").is_hidden()
+    fill_and_send_open(page)
     _, fields = one_post(log)
     assert "randomized" not in fields
     assert {name: fields[name] for name in TRUE_ANSWERS} == TRUE_ANSWERS
 
 
-def test_script_stays_small() -> None:
-    assert len(Path(SCRIPT).read_bytes()) <= 8 * 1024
+@pytest.mark.parametrize("missing", MODULES)
+def test_without_a_mechanism_s_module_the_form_is_left_to_the_server(
+    survey_page: Any, missing: str
+) -> None:
+    # DESIGN uses every mechanism: without one's module the page randomizes nothing and
+    # claims nothing, and posts the form as it is for the server to randomize, rather than
+    # send that question's true answer among reports.
+    page = survey_page(DESIGN, [module for module in MODULES if module != missing])
+    log = watch(page)
+    page.goto(f"{ORIGIN}/s/test")
+    assert page.locator(".js-only").is_hidden()
+    fill_and_send_open(page)
+
+    _, fields = one_post(log)
+    assert "randomized" not in fields
+    assert {name: fields[name] for name in TRUE_ANSWERS} == TRUE_ANSWERS
+    assert {name: fields[name] for name in TRUE_NUMBERS} == TRUE_NUMBERS
+    assert not log.page_errors
+
+
+def test_the_scripts_of_a_page_with_every_mechanism_stay_small() -> None:
+    scripts = [COINS, *(STATIC / module for module in MODULES), FORM]
+    assert sum(len(path.read_bytes()) for path in scripts) <= 9 * 1024

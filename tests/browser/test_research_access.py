@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import EXAMPLE, ROOT, LiveServer, axe_violations, sideways_overflow
+from tests.support.browser import LiveServer, axe_violations, sideways_overflow
+from tests.support.examples import EXAMPLE
+from tests.support.paths import ROOT
 
 USERNAME = "hopper"
 PASSWORD = "a fourth horse battery"

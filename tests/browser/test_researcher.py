@@ -26,7 +26,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import EXAMPLE, KEYS, LiveServer, PageLog, watch
+from tests.support.browser import LiveServer, PageLog, watch
+from tests.support.examples import EXAMPLE, KEYS
 
 USERNAME = "ada"
 PASSWORD = "correct horse battery"

@@ -22,9 +22,7 @@ import pytest
 from babel.dates import format_date
 from playwright.sync_api import expect
 
-from .conftest import (
-    KEYS,
-    SLUG,
+from tests.support.browser import (
     WORDS,
     LiveServer,
     answer,
@@ -34,6 +32,7 @@ from .conftest import (
     submit,
     watch,
 )
+from tests.support.examples import KEYS, SLUG
 
 CONTROL_FIELDS = {"csrf_token", "submission_id", "design"}
 ALL_YES = dict.fromkeys(KEYS, "yes")
@@ -232,7 +231,9 @@ def test_pages_have_no_inline_scripts_and_run_under_the_csp(
         assert handlers == [], f"inline event handlers: {handlers}"
 
     check_scripts()
-    # The randomizing script loaded and ran under the policy: it reveals the JS-only note.
+    scripts = page.eval_on_selector_all("script", "els => els.map(e => e.getAttribute('src'))")
+    assert scripts == ["/static/coins.js", "/static/mechanisms/two_coin.js", "/static/randomize.js"]
+    # The randomizing scripts loaded and ran under the policy: they reveal the JS-only note.
     page.locator("details.protection summary").click()
     expect(page.locator(".js-only")).to_be_visible()
     answer(page, MIXED)

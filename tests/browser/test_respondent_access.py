@@ -18,8 +18,7 @@ import pytest
 from playwright.sync_api import expect
 
 from survey_app.web import form_tokens
-
-from .conftest import SECRET_KEY, LiveServer, axe_violations, sideways_overflow, watch
+from tests.support.browser import SECRET_KEY, LiveServer, axe_violations, sideways_overflow, watch
 
 LANGUAGES = ("en", "ko", "zh")
 SLUG = "access-check"

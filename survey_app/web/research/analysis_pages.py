@@ -28,25 +28,21 @@ from survey_app.domain.analyses import (
 )
 from survey_app.privacy import INTERVAL_METHODS
 from survey_app.storage.crosstabs import CountsBeingPrepared
-from survey_app.storage.database import get_db
 from survey_app.storage.surveys import Survey
+from survey_app.web.database_session import get_db
 from survey_app.web.i18n import current_language
 from survey_app.web.i18n import gettext as _
-from survey_app.web.research.auth import require_researcher
-from survey_app.web.research.routes import (
+from survey_app.web.research.access import (
     CONFIDENCE_LEVELS,
-    _csv_download,
-    _interval_options,
-    _survey_or_404,
-    _words,
+    csv_download,
+    interval_options,
+    visible_survey,
 )
 
 PATIENCE_SECONDS = 0.5
 RETRY_SECONDS = 2
 
-bp = Blueprint("analysis", __name__, url_prefix="/research")
-bp.before_request(require_researcher)
-bp.context_processor(_words)
+bp = Blueprint("analysis", __name__)
 
 
 @bp.errorhandler(CountsBeingPrepared)
@@ -84,7 +80,7 @@ def _outcome_key() -> str:
 
 
 def _page(template: str, survey: Survey, **context: object) -> tuple[str, int]:
-    confidence, method = _interval_options()
+    confidence, method = interval_options()
     page = render_template(
         template,
         survey=survey,
@@ -102,7 +98,7 @@ def _page(template: str, survey: Survey, **context: object) -> tuple[str, int]:
 
 
 def _groups(survey: Survey) -> GroupAnalysis:
-    confidence, method = _interval_options()
+    confidence, method = interval_options()
     return estimate_groups(
         get_db(),
         survey,
@@ -119,7 +115,7 @@ def _groups(survey: Survey) -> GroupAnalysis:
 
 @bp.get("/surveys/<slug>/groups")
 def groups(slug: str) -> tuple[str, int]:
-    survey = _survey_or_404(slug).localized(current_language())
+    survey = visible_survey(slug).localized(current_language())
     if "question" not in request.args:
         return _page("research/groups.html", survey)
     try:
@@ -130,16 +126,16 @@ def groups(slug: str) -> tuple[str, int]:
 
 @bp.get("/surveys/<slug>/groups.csv")
 def groups_csv(slug: str) -> Response:
-    survey = _survey_or_404(slug)  # the main language, as in every export
+    survey = visible_survey(slug)  # the main language, as in every export
     try:
         analysis = _groups(survey)
     except AnalysisError as error:
         abort(400, description=str(error))
-    return _csv_download(group_csv(survey, analysis), f"{slug}-groups.csv", survey, "aggregate")
+    return csv_download(group_csv(survey, analysis), f"{slug}-groups.csv", survey, "aggregate")
 
 
 def _regression(survey: Survey) -> RegressionResult:
-    confidence, _method = _interval_options()
+    confidence, _method = interval_options()
     return fit_regression(
         get_db(),
         survey,
@@ -153,7 +149,7 @@ def _regression(survey: Survey) -> RegressionResult:
 
 @bp.get("/surveys/<slug>/regression")
 def regression(slug: str) -> tuple[str, int]:
-    survey = _survey_or_404(slug).localized(current_language())
+    survey = visible_survey(slug).localized(current_language())
     if "outcome" not in request.args:
         return _page("research/regression.html", survey, chosen=())
     chosen = tuple(request.args.getlist("covariates"))
@@ -165,10 +161,10 @@ def regression(slug: str) -> tuple[str, int]:
 
 @bp.get("/surveys/<slug>/regression.csv")
 def regression_download(slug: str) -> Response:
-    survey = _survey_or_404(slug)
+    survey = visible_survey(slug)
     try:
         result = _regression(survey)
     except AnalysisError as error:
         abort(400, description=str(error))
     lines = regression_csv(survey, result)
-    return _csv_download(lines, f"{slug}-regression.csv", survey, "aggregate")
+    return csv_download(lines, f"{slug}-regression.csv", survey, "aggregate")

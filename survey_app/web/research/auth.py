@@ -28,7 +28,7 @@ from werkzeug.wrappers import Response
 
 from survey_app.storage import accounts
 from survey_app.storage.accounts import LoginThrottled, Researcher, SessionLimits, authenticate
-from survey_app.storage.database import get_db
+from survey_app.web.database_session import get_db
 from survey_app.web.i18n import gettext as _
 from survey_app.web.i18n import ngettext
 from survey_app.web.limits import limit_logins
@@ -76,7 +76,7 @@ def safe_next(target: str | None) -> str:
     ``//evil.example`` and ``/\\evil.example`` are read by browsers as other hosts, so
     only a single leading slash followed by a path character is accepted.
     """
-    fallback = url_for("research.index")
+    fallback = url_for("research.dashboard.index")
     if not target or not target.startswith("/") or target.startswith(("//", "/\\")):
         return fallback
     parts = urlsplit(target)

@@ -34,7 +34,6 @@ from survey_app.domain.builder_fields import (
     SurveyFields,
     definition_yaml,
     error_field_name,
-    field_id,
     fields_from_form,
     fields_from_source,
     new_survey_fields,
@@ -48,31 +47,20 @@ from survey_app.domain.definitions import (
 from survey_app.domain.previews import preview_survey
 from survey_app.domain.sample_plans import QuestionPlan, plan_survey
 from survey_app.privacy.planner import MIN_HALF_WIDTH
-from survey_app.storage.database import get_db
 from survey_app.storage.surveys import (
     Survey,
     SurveyExistsError,
     SurveyNotDraftError,
-    get_survey,
     replace_draft,
     store_survey,
     survey_source,
 )
-from survey_app.web.i18n import format_decimal, format_percent
+from survey_app.web.database_session import get_db
 from survey_app.web.i18n import gettext as _
-from survey_app.web.research.auth import current_researcher, require_researcher
+from survey_app.web.research.access import attachment, owned_draft
+from survey_app.web.research.auth import current_researcher
 
-bp = Blueprint("builder", __name__, url_prefix="/research/builder")
-bp.before_request(require_researcher)
-
-
-@bp.context_processor
-def _template_helpers() -> dict[str, object]:
-    return {
-        "field_id": field_id,
-        "format_decimal": format_decimal,
-        "format_percent": format_percent,
-    }
+bp = Blueprint("builder", __name__, url_prefix="/builder")
 
 
 #: The name parse_definition puts in front of a built survey's errors.
@@ -100,21 +88,6 @@ def check(fields: SurveyFields) -> Checked:
         return Checked(None, err, error_field_name(err.field, fields.languages))
 
 
-def _draft_or_404(slug: str) -> Survey:
-    """The draft, if it is this researcher's; 404 alike when absent, someone else's or no
-    longer a draft, so nobody can probe for other people's drafts."""
-    survey = get_survey(get_db(), slug)
-    researcher = current_researcher()
-    if (
-        survey is None
-        or researcher is None
-        or survey.owner_id != researcher.id
-        or survey.status != "draft"
-    ):
-        abort(404, description=_("There is no draft survey of yours with that name."))
-    return survey
-
-
 @bp.get("/")
 def new() -> str:
     return _page(new_survey_fields(str(get_locale())), None)
@@ -127,7 +100,7 @@ def new_action() -> Response | tuple[str, int]:
 
 @bp.get("/drafts/<slug>")
 def edit(slug: str) -> str:
-    draft = _draft_or_404(slug)
+    draft = owned_draft(slug)
     fields = fields_from_source(survey_source(get_db(), draft))
     notice = _("Draft saved.") if request.args.get("saved") else None
     return _page(fields, draft, notice=notice)
@@ -135,7 +108,7 @@ def edit(slug: str) -> str:
 
 @bp.post("/drafts/<slug>")
 def edit_action(slug: str) -> Response | tuple[str, int]:
-    return _act(_draft_or_404(slug))
+    return _act(owned_draft(slug))
 
 
 @bp.post("/preview")
@@ -149,7 +122,7 @@ def live_preview() -> str:
 def draft_preview(slug: str) -> str:
     """A saved draft as its respondents will see it, in the page's language if the survey
     has it (the language switcher's ``?lang=`` picks another)."""
-    draft = _draft_or_404(slug)
+    draft = owned_draft(slug)
     language = _survey_language(draft.languages, str(get_locale()))
     shown = draft.localized(language)
     return render_template(
@@ -162,7 +135,7 @@ def draft_preview(slug: str) -> str:
 
 @bp.get("/drafts/<slug>/survey.yaml")
 def draft_download(slug: str) -> Response:
-    draft = _draft_or_404(slug)
+    draft = owned_draft(slug)
     return _yaml_download(survey_source(get_db(), draft), draft.slug)
 
 
@@ -173,7 +146,7 @@ def upload_new() -> str | tuple[str, int]:
 
 @bp.post("/drafts/<slug>/upload")
 def upload_to_draft(slug: str) -> str | tuple[str, int]:
-    return _upload(_draft_or_404(slug))
+    return _upload(owned_draft(slug))
 
 
 def _act(draft: Survey | None) -> Response | tuple[str, int]:
@@ -204,7 +177,7 @@ def _save(
     fields: SurveyFields, draft: Survey | None, definition: SurveyDefinition
 ) -> Response | tuple[str, int]:
     researcher = current_researcher()
-    assert researcher is not None  # guaranteed by require_researcher
+    assert researcher is not None  # guaranteed by the research blueprint's guard
     db = get_db()
     try:
         if draft is None:
@@ -258,9 +231,7 @@ def _stored_fields(draft: Survey | None) -> SurveyFields:
 
 
 def _yaml_download(text: str, slug: str) -> Response:
-    response = Response(text, mimetype="application/yaml")
-    response.headers["Content-Disposition"] = f'attachment; filename="{slug or "survey"}.yaml"'
-    return response
+    return attachment(text, "application/yaml", f"{slug or 'survey'}.yaml")
 
 
 def _page(
@@ -326,8 +297,8 @@ def _panel(survey: Survey, language: str, respondents: int, margin: float) -> di
 
 def _respondent_page(survey: Survey, language: str) -> Markup:
     """The main part of ``respond/survey.html`` for ``survey``, in ``language``: the very
-    template respondents get, rendered without its page around it (and so without
-    randomize.js), and with an empty form token that no server would accept."""
+    template respondents get, rendered without its page around it (and so without its
+    browser scripts), and with an empty form token that no server would accept."""
     template = current_app.jinja_env.get_template("respond/survey.html")
     context: dict[str, object] = {
         "survey": survey,

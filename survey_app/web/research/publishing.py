@@ -2,52 +2,56 @@
 
 Like the study controls, each action is a question (GET, changes nothing: a confirmation
 page) and then an answer (POST with its CSRF token). Only the survey's owner publishes;
-a viewer gets 403, anyone else 404. The rules are ``releases.py``'s, shared with
-``survey-app budget``, ``publish`` and ``releases``.
+a viewer gets 403, anyone else 404. The rules are ``domain/releases.py``'s, shared with
+``survey-app budget``, ``publish`` and ``releases``: the confirmation page shows the
+domain's quote and the answer publishes it. The words for a refusal are here, translated.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import partial
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from survey_app.domain.question_privacy import epsilon_text
-from survey_app.domain.releases import (
-    MAX_BUDGET,
-    MAX_RELEASE_EPSILON,
+from survey_app.domain.release_errors import (
+    REFUSALS,
     BothEstimatesError,
     EpsilonError,
-    NoBudgetError,
     NoResponsesError,
     NothingChosenError,
     NotPlainChoiceError,
     NotSensitiveYesNoError,
-    OverBudgetError,
     ReleaseError,
     UnknownQuestionError,
-    central_ledger,
-    chosen_figures,
-    decimal_text,
-    default_figures,
-    latest_snapshot,
-    noisy_figure_count,
-    offered_figures,
+)
+from survey_app.domain.release_figures import default_figures, offered_figures, released_figures
+from survey_app.domain.releases import (
+    MAX_BUDGET,
+    MAX_RELEASE_EPSILON,
     parse_epsilon,
     publish,
-    release_cost,
+    quote_budget,
+    quote_release,
     set_budget,
 )
-from survey_app.storage.database import get_db
-from survey_app.storage.surveys import Survey, can_see, get_survey
+from survey_app.privacy.central import (
+    BudgetBelowSpentError,
+    BudgetExceededError,
+    LedgerError,
+    NoBudgetError,
+    decimal_text,
+)
+from survey_app.storage.releases import latest_snapshot, load_ledger
+from survey_app.storage.surveys import Survey
+from survey_app.web.database_session import get_db
 from survey_app.web.i18n import gettext as _
-from survey_app.web.research.auth import current_researcher, require_researcher
+from survey_app.web.research.access import owned_survey
 from survey_app.web.research.publishing_forms import BudgetForm, ReleaseForm
-from survey_app.web.research.studies import is_owner
 
-bp = Blueprint("publishing", __name__, url_prefix="/research")
-bp.before_request(require_researcher)
+bp = Blueprint("publishing", __name__)
 
 
 def epsilon_shown(value: Fraction | str) -> str:
@@ -58,64 +62,58 @@ def epsilon_shown(value: Fraction | str) -> str:
     return text if "/" not in text else "≈ " + epsilon_text(exact)
 
 
-# ε and budgets in every template (the public page's too).
-bp.add_app_template_filter(epsilon_shown, "epsilon")
-
-
 def _owned_survey(slug: str) -> Survey:
-    """404 for a survey this researcher cannot see, 403 for one they only view."""
-    db = get_db()
-    survey = get_survey(db, slug)
-    researcher = current_researcher()
-    if survey is None or researcher is None or not can_see(db, survey, researcher.id):
-        abort(404, description=_("There is no survey with that name."))
-    if not is_owner(survey, researcher.id):
-        abort(403, description=_("Only the survey's owner can publish its results."))
-    return survey
+    return owned_survey(slug, _("Only the survey's owner can publish its results."))
 
 
-def _reason(err: ReleaseError) -> str:
+def _reason(err: ReleaseError | LedgerError) -> str:
     """Why the rules refused, in the page's language."""
-    if isinstance(err, OverBudgetError):
-        ledger = err.ledger
-        return _(
-            "Nothing was published or changed: this needs ε = %(needed)s, but the budget is "
-            "%(budget)s and %(spent)s is already spent.",
-            needed=decimal_text(err.needed),
-            budget=decimal_text(ledger.budget or Fraction(0)),
-            spent=decimal_text(ledger.spent),
-        )
-    if isinstance(err, NoBudgetError):
-        return _(
-            "Nothing was published: noisy figures cost ε, and this survey has no central "
-            "budget yet. Set one first, or publish only the estimates from exact counts."
-        )
-    if isinstance(err, EpsilonError):
-        return _(
-            "Give ε as a number above 0 and at most %(most)s, with at most 3 decimals "
-            "(for example 0.5).",
-            most=decimal_text(err.most),
-        )
-    if isinstance(err, UnknownQuestionError):
-        return _("The survey has no question %(key)s.", key=err.key)
-    if isinstance(err, NotPlainChoiceError):
-        return _(
-            "%(key)s is not a plain choice question: only answers stored as given can be "
-            "counted or used to form groups.",
-            key=err.key,
-        )
-    if isinstance(err, NotSensitiveYesNoError):
-        return _("%(key)s is not a sensitive yes/no question.", key=err.key)
-    if isinstance(err, NothingChosenError):
-        return _("Choose at least one figure to publish.")
-    if isinstance(err, BothEstimatesError):
-        return _(
-            "Choose the estimates from noisy counts or those from exact counts, not both: "
-            "the exact ones give away what the noise hides."
-        )
-    if isinstance(err, NoResponsesError):
-        return _("The survey has no responses yet: there is nothing to publish.")
+    match err:
+        case BudgetExceededError():
+            return _over_budget(err.needed, err.budget, err.spent)
+        case BudgetBelowSpentError():
+            return _over_budget(err.asked, err.budget or Fraction(0), err.spent)
+        case NoBudgetError():
+            return _(
+                "Nothing was published: noisy figures cost ε, and this survey has no central "
+                "budget yet. Set one first, or publish only the estimates from exact counts."
+            )
+        case EpsilonError():
+            return _(
+                "Give ε as a number above 0 and at most %(most)s, with at most 3 decimals "
+                "(for example 0.5).",
+                most=decimal_text(err.most),
+            )
+        case UnknownQuestionError():
+            return _("The survey has no question %(key)s.", key=err.key)
+        case NotPlainChoiceError():
+            return _(
+                "%(key)s is not a plain choice question: only answers stored as given can be "
+                "counted or used to form groups.",
+                key=err.key,
+            )
+        case NotSensitiveYesNoError():
+            return _("%(key)s is not a sensitive yes/no question.", key=err.key)
+        case NothingChosenError():
+            return _("Choose at least one figure to publish.")
+        case BothEstimatesError():
+            return _(
+                "Choose the estimates from noisy counts or those from exact counts, not both: "
+                "the exact ones give away what the noise hides."
+            )
+        case NoResponsesError():
+            return _("The survey has no responses yet: there is nothing to publish.")
     return _("There is no such figure.")
+
+
+def _over_budget(needed: Fraction, budget: Fraction, spent: Fraction) -> str:
+    return _(
+        "Nothing was published or changed: this needs ε = %(needed)s, but the budget is "
+        "%(budget)s and %(spent)s is already spent.",
+        needed=decimal_text(needed),
+        budget=decimal_text(budget),
+        spent=decimal_text(spent),
+    )
 
 
 def _publish_page(
@@ -129,7 +127,8 @@ def _publish_page(
     page = render_template(
         "research/publish.html",
         survey=survey,
-        ledger=central_ledger(db, survey),
+        ledger=load_ledger(db, survey),
+        figures_of=partial(released_figures, survey),
         offered=offered_figures(survey),
         published=latest_snapshot(db, survey.slug) is not None,
         budget_form=BudgetForm(formdata=None, meta={"csrf": False}),
@@ -143,7 +142,7 @@ def _publish_page(
 
 def _back_to_publish(survey: Survey, message: str) -> Response:
     flash(message)
-    return redirect(url_for("publishing.publish_page", slug=survey.slug))
+    return redirect(url_for("research.publishing.publish_page", slug=survey.slug))
 
 
 @bp.get("/surveys/<slug>/publish")
@@ -153,22 +152,21 @@ def publish_page(slug: str) -> tuple[str, int]:
 
 @bp.route("/surveys/<slug>/publish/budget", methods=["GET", "POST"])
 def budget(slug: str) -> Response | tuple[str, int] | str:
+    """GET: the budget asked, checked against the ledger (a confirmation page); POST: set."""
     survey = _owned_survey(slug)
     form = BudgetForm()
     submitted = form.validate_on_submit()
     asked = form if submitted else BudgetForm(formdata=request.args, meta={"csrf": False})
     try:
-        value = parse_epsilon(asked.budget.data, MAX_BUDGET)
         if submitted:
+            value = parse_epsilon(asked.budget.data, MAX_BUDGET)
             set_budget(get_db(), survey, value)
             return _back_to_publish(
                 survey, _("The central budget is now ε = %(budget)s.", budget=decimal_text(value))
             )
-    except ReleaseError as err:
+        value = quote_budget(get_db(), survey, asked.budget.data)
+    except REFUSALS as err:
         return _publish_page(survey, _reason(err))
-    ledger = central_ledger(get_db(), survey)
-    if value < ledger.spent:
-        return _publish_page(survey, _reason(OverBudgetError(value, ledger, "")))
     form.budget.data = decimal_text(value)
     return render_template(
         "research/publish_confirm.html", survey=survey, action="budget", form=form, budget=value
@@ -177,40 +175,27 @@ def budget(slug: str) -> Response | tuple[str, int] | str:
 
 @bp.route("/surveys/<slug>/publish/release", methods=["GET", "POST"])
 def release(slug: str) -> Response | tuple[str, int] | str:
+    """GET: the quote (figures, ε, cost, the budget left) to confirm; POST: publish it."""
     survey = _owned_survey(slug)
     form = ReleaseForm()
     submitted = form.validate_on_submit()
     asked = form if submitted else ReleaseForm(formdata=request.args, meta={"csrf": False})
     db = get_db()
     try:
-        figures = chosen_figures(survey, asked.figure.data or [])
-        noisy = noisy_figure_count(figures)
-        epsilon = parse_epsilon(asked.epsilon.data) if noisy else Fraction(0)
+        quote = quote_release(db, survey, asked.figure.data or [], asked.epsilon.data)
         if submitted:
-            done = publish(db, survey, [f.id for f in figures], epsilon)
+            done = publish(db, quote)
             return _back_to_publish(
                 survey,
-                _("Published. This release cost ε = %(cost)s.", cost=decimal_text(done.cost)),
+                _(
+                    "Published. This release cost ε = %(cost)s.",
+                    cost=decimal_text(done.release.cost),
+                ),
             )
-        cost = release_cost(figures, epsilon)
-        ledger = central_ledger(db, survey)
-        if cost and ledger.budget is None:
-            raise NoBudgetError(survey.slug)
-        if ledger.remaining is not None and cost > ledger.remaining:
-            raise OverBudgetError(cost, ledger, "")
-    except ReleaseError as err:
+    except REFUSALS as err:
         return _publish_page(survey, _reason(err), asked)
-    form.figure.data = [f.id for f in figures]
-    form.epsilon.data = decimal_text(epsilon) if noisy else ""
+    form.figure.data = [f.id for f in quote.figures]
+    form.epsilon.data = decimal_text(quote.epsilon) if quote.noisy else ""
     return render_template(
-        "research/publish_confirm.html",
-        survey=survey,
-        action="release",
-        form=form,
-        figures=figures,
-        epsilon=epsilon,
-        share=epsilon / noisy if noisy else Fraction(0),
-        noisy=noisy,
-        cost=cost,
-        ledger=ledger,
+        "research/publish_confirm.html", survey=survey, action="release", form=form, quote=quote
     )

@@ -19,7 +19,7 @@ class BudgetForm(FlaskForm):  # type: ignore[misc]
 
 
 class ReleaseForm(FlaskForm):  # type: ignore[misc]
-    # The figures' ids are checked by releases.chosen_figures, which says why one is refused
+    # The figures' ids are checked by release_figures.chosen_figures, which says why one is refused
     # (an unknown question, a sensitive covariate, ...); a plain choice check could not.
     figure = SelectMultipleField(_l("Figures"), validate_choice=False)
     epsilon = StringField(_l("ε for this release"), validators=[Length(max=16)])

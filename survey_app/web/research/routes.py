@@ -4,7 +4,6 @@ logged-in researcher; the study controls need the survey's owner."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 from flask import (
     Blueprint,
@@ -23,15 +22,23 @@ from survey_app import __version__
 from survey_app.domain.exports import aggregate_csv, codebook, estimates_json, responses_csv
 from survey_app.domain.question_estimates import QuestionEstimate, survey_estimates
 from survey_app.domain.sample_plans import plan_survey
-from survey_app.privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
+from survey_app.privacy import INTERVAL_METHODS, MECHANISMS
 from survey_app.privacy.planner import MIN_HALF_WIDTH
-from survey_app.storage.database import get_db, stream_rows
-from survey_app.storage.surveys import Survey, can_see, get_survey, survey_response_count
+from survey_app.storage.database import stream_rows
+from survey_app.storage.surveys import Survey, survey_response_count
 from survey_app.web.bursts import burst_monitor
+from survey_app.web.database_session import get_db
 from survey_app.web.i18n import format_percent
 from survey_app.web.i18n import gettext as _
 from survey_app.web.limits import limit_share_lookups
-from survey_app.web.research.auth import current_researcher, require_researcher
+from survey_app.web.research.access import (
+    CONFIDENCE_LEVELS,
+    csv_download,
+    interval_options,
+    owned_survey,
+    visible_survey,
+)
+from survey_app.web.research.auth import current_researcher
 from survey_app.web.research.forms import ConfirmForm, InviteForm, ShareForm
 from survey_app.web.research.plots import PLOT_WIDTHS, TICKS, PlotRow, interval_svg
 from survey_app.web.research.studies import (
@@ -49,91 +56,31 @@ from survey_app.web.research.studies import (
     viewers,
 )
 
-bp = Blueprint("research", __name__, url_prefix="/research")
-bp.before_request(require_researcher)
+bp = Blueprint("dashboard", __name__)
 
-CONFIDENCE_LEVELS = (0.90, 0.95, 0.99)
-# The interval methods and mechanisms in plain words, not their identifiers.
+# The interval methods and mechanisms in plain words, not their identifiers; every template
+# has them (web/templates.py).
 METHOD_NAMES = {
     "wilson": _l("Wilson score interval"),
     "clopper-pearson": _l("Clopper–Pearson exact interval"),
 }
-MECHANISM_NAMES = {
-    "two_coin_randomized_response": _l("randomized response with two coins"),
-    "generalized_randomized_response": _l("generalized randomized response"),
-    "optimized_unary_encoding": _l("optimized unary encoding"),
-    "discrete_laplace": _l("discrete Laplace noise"),
-    "duchi_binary": _l("Duchi et al.’s one-bit mechanism"),
-    "none": _l("not randomized"),
-}
+MECHANISM_NAMES = {mechanism.name: mechanism.researcher_name for mechanism in MECHANISMS}
 STATUS_NAMES = {"draft": _l("draft"), "open": _l("open"), "closed": _l("closed")}
 
 
-@bp.app_context_processor
-def _words() -> dict[str, object]:
-    """Identifiers in words, for every researcher page (the builder's and the analyses' too)."""
-    return {
-        "METHOD_NAMES": METHOD_NAMES,
-        "MECHANISM_NAMES": MECHANISM_NAMES,
-        "STATUS_NAMES": STATUS_NAMES,
-    }
-
-
-def _survey_or_404(slug: str) -> Survey:
-    """The survey, if this researcher may see it; 404 alike whether absent or not theirs,
-    so slugs of other people's surveys cannot be probed."""
-    db = get_db()
-    survey = get_survey(db, slug)
-    researcher = current_researcher()
-    if survey is None or researcher is None or not can_see(db, survey, researcher.id):
-        abort(404, description=_("There is no survey with that name."))
-    return survey
-
-
 def _owned_survey(slug: str) -> Survey:
-    """The survey, if this researcher owns it: 404 as above for one they cannot see, 403
-    for one they only view (they know it exists; they may not run it)."""
-    survey = _survey_or_404(slug)
-    researcher = current_researcher()
-    assert researcher is not None
-    if not is_owner(survey, researcher.id):
-        abort(403, description=_("Only the survey's owner can open, close, share or invite."))
-    return survey
-
-
-def _interval_options() -> tuple[float, str]:
-    """``confidence`` and ``method`` from the query string; 400 for anything else."""
-    confidence = request.args.get("confidence", 0.95, type=float)
-    method = request.args.get("method", DEFAULT_INTERVAL_METHOD)
-    if confidence not in CONFIDENCE_LEVELS:
-        abort(
-            400, description=_("The confidence must be one of %(levels)s.", levels="90%, 95%, 99%")
-        )
-    if method not in INTERVAL_METHODS:
-        abort(400, description=_("There is no interval method by that name."))
-    return confidence, method
+    return owned_survey(slug, _("Only the survey's owner can open, close, share or invite."))
 
 
 def _estimates(survey: Survey) -> tuple[list[QuestionEstimate], float, str]:
-    confidence, method = _interval_options()
+    confidence, method = interval_options()
     return survey_estimates(get_db(), survey, confidence, method), confidence, method
-
-
-def _csv_download(lines: Iterator[str], filename: str, survey: Survey, kind: str) -> Response:
-    response = Response(lines, mimetype="text/csv")
-    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
-    confidence, method = _interval_options()
-    codebook_url = url_for(
-        "research.codebook_json", slug=survey.slug, kind=kind, confidence=confidence, method=method
-    )
-    response.headers["Link"] = f'<{codebook_url}>; rel="describedby"'
-    return response
 
 
 @bp.get("/")
 def index() -> str:
     researcher = current_researcher()
-    assert researcher is not None  # guaranteed by require_researcher
+    assert researcher is not None  # guaranteed by the research blueprint's guard
     studies = study_summaries(get_db(), researcher.id)
     return render_template("research/index.html", studies=studies)
 
@@ -143,7 +90,7 @@ MAX_PLANNED_RESPONDENTS = 10_000_000
 
 @bp.get("/surveys/<slug>")
 def dashboard(slug: str) -> str:
-    survey = _survey_or_404(slug)
+    survey = visible_survey(slug)
     estimates, confidence, method = _estimates(survey)
     half_width = request.args.get("half_width", 0.05, type=float)
     if not MIN_HALF_WIDTH <= half_width <= 1:
@@ -185,7 +132,7 @@ def _yes_no_rows(estimates: list[QuestionEstimate]) -> tuple[PlotRow, ...]:
     return tuple(
         (item.question.text, c.estimate.point, c.estimate.low, c.estimate.high)
         for item in estimates
-        if item.question.type == "yes_no"
+        if item.question.type.is_yes_no
         for c in item.categories
         if c.estimate is not None
     )
@@ -193,7 +140,7 @@ def _yes_no_rows(estimates: list[QuestionEstimate]) -> tuple[PlotRow, ...]:
 
 def _option_rows(estimates: list[QuestionEstimate], key: str) -> tuple[PlotRow, ...]:
     chosen = [item for item in estimates if item.question.key == key]
-    if not chosen or chosen[0].question.type != "choice":
+    if not chosen or not chosen[0].question.type.has_options:
         abort(404, description=_("There is no choice question with that key."))
     return tuple(
         (c.category, c.display, c.simultaneous.low, c.simultaneous.high)  # type: ignore[misc]
@@ -206,7 +153,7 @@ def _option_rows(estimates: list[QuestionEstimate], key: str) -> tuple[PlotRow, 
 def plot_svg(slug: str) -> Response:
     """The yes/no questions' estimates, or with ``?question=KEY`` one choice question's
     options as bars with simultaneous intervals; ``?width=narrow`` for phones."""
-    survey = _survey_or_404(slug)
+    survey = visible_survey(slug)
     estimates, confidence, _method = _estimates(survey)
     width = request.args.get("width", "wide")
     if width not in PLOT_WIDTHS:
@@ -230,21 +177,21 @@ def plot_svg(slug: str) -> Response:
 
 @bp.get("/surveys/<slug>/export.csv")
 def export_csv(slug: str) -> Response:
-    survey = _survey_or_404(slug)
+    survey = visible_survey(slug)
     estimates, _confidence, _method = _estimates(survey)
-    return _csv_download(aggregate_csv(survey, estimates), f"{slug}.csv", survey, "aggregate")
+    return csv_download(aggregate_csv(survey, estimates), f"{slug}.csv", survey, "aggregate")
 
 
 @bp.get("/surveys/<slug>/responses.csv")
 def responses_download(slug: str) -> Response:
-    survey = _survey_or_404(slug)
+    survey = visible_survey(slug)
     lines = stream_rows(current_app.config["DATABASE"], lambda db: responses_csv(db, survey))
-    return _csv_download(lines, f"{slug}-responses.csv", survey, "responses")
+    return csv_download(lines, f"{slug}-responses.csv", survey, "responses")
 
 
 @bp.get("/surveys/<slug>/estimates.json")
 def estimates_download(slug: str) -> Response:
-    survey = _survey_or_404(slug)
+    survey = visible_survey(slug)
     estimates, _confidence, _method = _estimates(survey)
     return Response(
         json.dumps(estimates_json(survey, estimates), indent=2), mimetype="application/json"
@@ -253,8 +200,8 @@ def estimates_download(slug: str) -> Response:
 
 @bp.get("/surveys/<slug>/codebook.json")
 def codebook_json(slug: str) -> Response:
-    survey = _survey_or_404(slug)
-    confidence, method = _interval_options()
+    survey = visible_survey(slug)
+    confidence, method = interval_options()
     kind = request.args.get("kind", "aggregate")
     if kind not in {"aggregate", "responses"}:
         abort(400, description=_("The codebook's kind must be aggregate or responses."))
@@ -282,7 +229,7 @@ def _study_page(survey: Survey, error: str | None = None) -> tuple[str, int]:
 
 def _back_to_study(survey: Survey, message: str) -> Response:
     flash(message)
-    return redirect(url_for("research.study", slug=survey.slug))  # type: ignore[return-value]
+    return redirect(url_for("research.dashboard.study", slug=survey.slug))  # type: ignore[return-value]
 
 
 @bp.get("/surveys/<slug>/study")

@@ -20,6 +20,7 @@ import sqlite_utils
 
 from survey_app.storage.accounts import Researcher, find_researcher
 from survey_app.storage.invitations import create_invitations
+from survey_app.storage.studies import survey_activity, viewer_names
 from survey_app.storage.surveys import Survey, list_visible_surveys, set_status, share_survey
 
 # What each button does to a survey's status (the same as `survey-app open` / `close`).
@@ -63,18 +64,11 @@ class StudySummary:
 def study_summaries(db: sqlite_utils.Database, researcher_id: int) -> list[StudySummary]:
     """The surveys this researcher may see, with status, counts and last response day."""
     visible = list_visible_surveys(db, researcher_id)
-    extra = {
-        row[0]: (row[1], row[2])
-        for row in db.execute(
-            "SELECT s.slug, s.owner_id, "
-            "(SELECT max(r.answered_on) FROM responses r WHERE r.survey_id = s.id) "
-            "FROM surveys s"
-        ).fetchall()
-    }
+    activity = survey_activity(db)
     summaries = []
     for row in visible:
         slug = str(row["slug"])
-        owner_id, last = extra[slug]
+        owner_id = activity[slug].owner_id
         summaries.append(
             StudySummary(
                 slug=slug,
@@ -82,7 +76,7 @@ def study_summaries(db: sqlite_utils.Database, researcher_id: int) -> list[Study
                 status=str(row["status"]),
                 by_invitation=row["access"] == "invitation",
                 responses=int(row["responses"]),  # type: ignore[call-overload]
-                last_response=datetime.date.fromisoformat(last) if last else None,
+                last_response=activity[slug].last_response,
                 owned=owner_id is not None and owner_id == researcher_id,
             )
         )
@@ -96,14 +90,7 @@ def is_owner(survey: Survey, researcher_id: int) -> bool:
 
 def viewers(db: sqlite_utils.Database, survey: Survey) -> list[str]:
     """The usernames the survey's results are shared with, for its owner to see."""
-    return [
-        row[0]
-        for row in db.execute(
-            "SELECT r.username FROM survey_viewers v JOIN researchers r ON r.id = v.researcher_id "
-            "WHERE v.survey_id = ? ORDER BY r.username",
-            [survey.id],
-        ).fetchall()
-    ]
+    return viewer_names(db, survey)
 
 
 def change_status(db: sqlite_utils.Database, survey: Survey, action: str) -> str:

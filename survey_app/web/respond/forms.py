@@ -8,12 +8,13 @@ Flask-WTF's ``CSRFProtect``; on top of that the form's ``submission_id`` is a fo
 response stored under it.
 
 The same question takes different values on the two paths. Without JavaScript the form
-carries true answers, checked against the question (an option, a number in range). With
-``randomized=client`` it carries the browser's reports: a unary-encoding report is a
-string of bits, and a discrete-Laplace report may lie outside [min, max] (that is the
-noise at work). Every report must lie in its mechanism's ``report_range``, where an honest
-device's reports fall except with probability below 2^-60: a forged report beyond it
-would move an estimate without bound (DESIGN.md, "Forged reports").
+carries true answers, in the format of the question's type (an option, a number in
+range). With ``randomized=client`` it carries the browser's reports, in the format of the
+question's mechanism (``privacy.wire.ReportFormat``): a unary-encoding report is a string
+of bits, and a discrete-Laplace report may lie outside [min, max] (that is the noise at
+work). Every report must lie in its mechanism's ``report_range``, where an honest device's
+reports fall except with probability below 2^-60: a forged report beyond it would move an
+estimate without bound (DESIGN.md, "Forged reports").
 
 Every answer to a question has one length on the wire (``answers.YES``/``NO``,
 ``option_value``, ``padded_number``, ``fixed_width_number``), so a POST's size does not
@@ -35,6 +36,7 @@ from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Rege
 
 from survey_app.domain.answers import NO, NUMBER_WIDTH, YES, Report, Value, option_value
 from survey_app.domain.definitions import LARGEST_REPORT
+from survey_app.privacy.wire import ReportFormat
 from survey_app.storage.invitations import TOKEN_PATTERN
 from survey_app.storage.surveys import Question, Survey
 from survey_app.web.form_tokens import (
@@ -122,19 +124,25 @@ def _presence(question: Question) -> list[object]:
 def _answer_field(question: Question, reports: bool) -> Field:
     """The field for one question: true answers, or the browser's reports."""
     presence = _presence(question)
-    indexes = [option_value(question, index) for index in range(len(question.options))]
-    mechanism = question.mechanism.name
-    if question.type == "yes_no":
+    wire = _posted_format(question, reports)
+    if wire is ReportFormat.YES_NO:
         return RadioField(question.text, choices=YES_NO, validators=presence)
-    if question.type == "choice" and reports and mechanism == "optimized_unary_encoding":
+    if wire is ReportFormat.BITS:
         pattern = rf"^[01]{{{len(question.options)}}}\Z"
         message = _("The randomized answer is malformed.")
         return StringField(question.text, validators=[*presence, Regexp(pattern, message=message)])
-    if question.type == "choice":
+    if wire is ReportFormat.OPTION:
+        indexes = [option_value(question, index) for index in range(len(question.options))]
         return RadioField(question.text, choices=indexes, validators=presence)
-    padded = [FixedWidthNumber()] if reports and mechanism != "duchi_binary" else []
+    padded = [FixedWidthNumber()] if wire is ReportFormat.PADDED_NUMBER else []
     in_range = _honest_reports(question) if reports and question.sensitive else _answers(question)
     return IntegerField(question.text, validators=[*presence, *padded, in_range])
+
+
+def _posted_format(question: Question, reports: bool) -> ReportFormat:
+    """How the question's field is posted: the browser's reports in its mechanism's
+    format, true answers in its type's."""
+    return question.mechanism.report_format if reports else question.type.answer_format
 
 
 def _answers(question: Question) -> NumberRange:
@@ -234,8 +242,4 @@ def answered_values(survey: Survey, form: BaseForm) -> dict[str, Value | Report 
 def _typed(question: Question, data: object, reports: bool) -> Value | Report | None:
     if data is None or data == "":
         return None  # skipped: stored as missing, never randomized into an answer
-    if question.type == "yes_no":
-        return data == YES
-    if reports and question.mechanism.name == "optimized_unary_encoding":
-        return tuple(int(bit) for bit in str(data))
-    return int(str(data))
+    return _posted_format(question, reports).parse(str(data))

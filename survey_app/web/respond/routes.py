@@ -15,17 +15,7 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
-from survey_app.domain.answers import (
-    fixed_width_number,
-    fixed_width_pattern,
-    listed_numbers,
-    number_digits,
-    option_value,
-    randomize_response,
-    report_alternatives,
-)
-from survey_app.domain.question_privacy import epsilon_text, method_name
-from survey_app.storage.database import get_db
+from survey_app.domain.answers import randomize_response
 from survey_app.storage.invitations import InvitationBusyError, InvitationError, invitation_is_open
 from survey_app.storage.responses import SubmissionConflictError, find_response, record_response
 from survey_app.storage.surveys import Survey, get_survey, list_public_surveys
@@ -36,6 +26,7 @@ from survey_app.web.answered_cookie import (
     mark_answered,
 )
 from survey_app.web.bursts import burst_monitor
+from survey_app.web.database_session import get_db
 from survey_app.web.i18n import current_language
 from survey_app.web.i18n import gettext as _
 from survey_app.web.limits import limit_submissions
@@ -46,25 +37,10 @@ from survey_app.web.respond.forms import (
     new_form_token,
     stored_submission_id,
 )
-from survey_app.web.respond.wording import UNAVAILABLE, error_wording, stored_day, typing_examples
+from survey_app.web.respond.scripts import browser_scripts
+from survey_app.web.respond.wording import UNAVAILABLE
 
 bp = Blueprint("respond", __name__)
-# The wire values of options and numbers and the thank-you page's cells: equal lengths.
-bp.add_app_template_global(option_value)
-# Words and numbers in the page's language (wording.py, ledger.py).
-for helper in (
-    fixed_width_number,
-    fixed_width_pattern,
-    listed_numbers,
-    number_digits,
-    report_alternatives,
-    error_wording,
-    typing_examples,
-    stored_day,
-    epsilon_text,
-    method_name,
-):
-    bp.add_app_template_global(helper)
 
 
 @bp.before_request
@@ -137,6 +113,7 @@ def _survey_page(
     page = _render(
         "respond/survey.html",
         survey,
+        scripts=browser_scripts(survey),
         submission_id=new_form_token(survey),
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],

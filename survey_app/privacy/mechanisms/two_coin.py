@@ -1,34 +1,24 @@
-"""The mechanism interface, the two-coin randomized response, and the registry of mechanisms.
+"""Two-coin randomized response, for yes/no questions (Warner 1965; Dwork & Roth, 3.2).
 
-Two-coin randomized response (Warner 1965; Dwork & Roth, section 3.2): each respondent
-flips a first coin: with probability ``t`` they answer truthfully. Otherwise a second coin
-answers for them: "yes" with probability ``f``. Nobody who sees the reported answer,
-including the server, can tell which coin produced it, so a "yes" on record never proves a
-true "yes".
-
-This package is the one place on the server that decides how answers are randomized; the
-browser's ``static/randomize.js`` implements the same mechanisms and both are tested
-against the same expected distributions.
+Each respondent flips a first coin: with probability ``t`` they answer truthfully.
+Otherwise a second coin answers for them: "yes" with probability ``f``. Nobody who sees the
+reported answer, including the server, can tell which coin produced it, so a "yes" on
+record never proves a true "yes". The browser's ``static/mechanisms/two_coin.js`` flips
+the same coins; both are tested against the same exact distributions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from .choice import (
-    GeneralizedRandomizedResponse,
-    OptimizedUnaryEncoding,
-    PlainChoice,
-    share_influence,
-)
-from .coins import HALF, SECURE, RandomSource, bernoulli
-from .number import DiscreteLaplace, DuchiBinary, PlainNumber
-from .rationals import (
+from ..coins import HALF, SECURE, RandomSource, bernoulli
+from ..question_types import AnswerSpace, QuestionType
+from ..rationals import (
     check_mechanism_name,
     checked_epsilon,
     epsilon_of_ratio,
@@ -37,87 +27,22 @@ from .rationals import (
     private_probability,
     required_parameter,
 )
+from ..wire import Report, ReportFormat
+from ..words import Share, Text, lazy_gettext
+from ._shares import forced_known, share_influence
+from .cells import ANSWERED, CellRule, TallyCell
+from .central_counting import CentralCounting, where_one
+from .interface import MechanismDefaults
+
+if TYPE_CHECKING:  # NumPy only simulates: the real sampler never sees it
+    import numpy as np
+    import numpy.typing as npt
 
 MECHANISM_NAME = "two_coin_randomized_response"
 
 
-class Mechanism(Protocol):
-    """What every mechanism offers: its exact parameters, its sampler, its ε.
-
-    ``probability(report, value)`` is the exact chance of ``report`` given the true
-    ``value`` (a Fraction; discrete Laplace's pmf is a float), for the audit and the tests.
-    Each mechanism also has a classmethod ``from_parameters``, the inverse of
-    ``parameters()``; ``mechanism_from_parameters`` picks the right one.
-
-    ``report_range()``: the least and greatest report (each bit, for unary encoding) an
-    honest device sends, except with probability below 2^-60; the server refuses the rest.
-    ``report_influence(n)``: the most one report in that range moves the question's
-    unbiased estimate (a share, or a mean) among n reports, exactly (DESIGN.md, "Forged
-    reports").
-    """
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def epsilon(self) -> float: ...
-
-    def parameters(self) -> dict[str, object]: ...
-
-    def randomize(self, value: Any, source: RandomSource = ...) -> Any: ...
-
-    def probability(self, report: Any, value: Any) -> Fraction | float: ...
-
-    def report_range(self) -> tuple[int, int]: ...
-
-    def report_influence(self, n: int) -> Fraction: ...
-
-
-class ProportionMechanism(Mechanism, Protocol):
-    """A mechanism whose report count per category is Binomial(n, p_false + (p_true - p_false)π).
-
-    ``small_share_variance``: one report's variance of the unbiased share estimate at π = 0.
-    """
-
-    @property
-    def p_true(self) -> float: ...
-
-    @property
-    def p_false(self) -> float: ...
-
-    @property
-    def small_share_variance(self) -> float: ...
-
-
-class NumericMechanism(Mechanism, Protocol):
-    """A mechanism for integers in [min, max] with value_offset + value_scale·report unbiased.
-
-    ``worst_case_variance``: one unbiased report's largest variance over all answer
-    distributions on [min, max] (for planning). ``worst_answer_variance``: its largest
-    variance given one true answer, the mechanism's noise alone (for choosing).
-    """
-
-    @property
-    def min(self) -> int: ...
-
-    @property
-    def max(self) -> int: ...
-
-    @property
-    def value_offset(self) -> float: ...
-
-    @property
-    def value_scale(self) -> float: ...
-
-    @property
-    def worst_case_variance(self) -> float: ...
-
-    @property
-    def worst_answer_variance(self) -> float: ...
-
-
 @dataclass(frozen=True)
-class TwoCoinDesign:
+class TwoCoinDesign(MechanismDefaults):
     """The parameters of the two-coin mechanism.
 
     ``truth_probability`` is t, the chance the first coin says "answer truthfully";
@@ -131,6 +56,11 @@ class TwoCoinDesign:
     truth_probability: float | Fraction = 0.5
     forced_yes_probability: float | Fraction = 0.5
     name: ClassVar[str] = MECHANISM_NAME
+    question_type: ClassVar[QuestionType] = QuestionType.YES_NO
+    browser_script: ClassVar[str | None] = "mechanisms/two_coin.js"
+    report_format: ClassVar[ReportFormat] = ReportFormat.YES_NO
+    respondent_name: ClassVar[Text] = lazy_gettext("Randomized response (two coins)")
+    researcher_name: ClassVar[Text] = lazy_gettext("randomized response with two coins")
 
     def __post_init__(self) -> None:
         # t = 0 would report pure noise (nothing to estimate); t = 1 is no protection.
@@ -157,6 +87,11 @@ class TwoCoinDesign:
 
         t = private_probability(math.tanh(float(requested) / 2), 0.0, worst_ratio, requested)
         return cls(truth_probability=t, forced_yes_probability=HALF)
+
+    @classmethod
+    def for_answers(cls, space: AnswerSpace, epsilon: Fraction | None) -> TwoCoinDesign:
+        """Fair coins (ε = ln 3) without an ε; otherwise the optimal design at that ε."""
+        return FAIR_COINS if epsilon is None else cls.from_epsilon(epsilon)
 
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, object]) -> TwoCoinDesign:
@@ -210,9 +145,18 @@ class TwoCoinDesign:
         return self.p_yes_given_no
 
     @property
+    def exact_rates(self) -> tuple[Fraction, Fraction]:
+        """(t + (1 - t)f, (1 - t)f): a yes reported as yes, a no reported as yes."""
+        return self.probability(True, True), self.probability(True, False)
+
+    @property
     def small_share_variance(self) -> float:
         p0, slope = self.probability(True, False), self._t
         return float(p0 * (1 - p0) / slope**2)
+
+    @property
+    def auto_score(self) -> float:
+        return self.small_share_variance
 
     @property
     def epsilon(self) -> float:
@@ -235,7 +179,7 @@ class TwoCoinDesign:
 
     def report_influence(self, n: int) -> Fraction:
         """1/(n·t): p_true - p_false = t, the chance the first coin keeps the truth."""
-        return share_influence(self.probability(True, True), self.probability(True, False), n)
+        return share_influence(*self.exact_rates, n)
 
     def randomize(self, value: bool, source: RandomSource = SECURE) -> bool:
         """Report one yes/no answer through the two coins; the result is safe to store."""
@@ -243,6 +187,50 @@ class TwoCoinDesign:
         if bernoulli(self._t, source):
             return truth
         return bernoulli(self._f, source)
+
+    def simulate(self, values: npt.ArrayLike, rng: np.random.Generator) -> npt.NDArray[np.bool_]:
+        """Each report the truth with probability t, otherwise "yes" with probability f."""
+        import numpy as np  # here only: see the module's TYPE_CHECKING note
+
+        answers = np.asarray(values)
+        if answers.dtype != np.bool_:
+            if not np.isin(answers, (0, 1)).all():
+                raise ValueError("true_answers must be booleans (or 0/1)")
+            answers = answers.astype(np.bool_)
+        truthful = rng.random(answers.shape) < float(self.truth_probability)
+        forced_yes = rng.random(answers.shape) < float(self.forced_yes_probability)
+        return np.where(truthful, answers, forced_yes)
+
+    def finite_support(self) -> tuple[str, ...]:
+        return ("yes", "no")
+
+    def tally_cells(self) -> tuple[TallyCell, ...]:
+        """n, and the reported "yes"."""
+        return (ANSWERED, TallyCell("yes", CellRule.SUM))
+
+    def central_counting(self) -> CentralCounting:
+        """One count, the reported "yes"; a report moves it by at most 1."""
+        return CentralCounting(1, where_one)
+
+    def export_encoding(self, key: str, options: Sequence[str]) -> str:
+        return "1 = reported yes, 0 = reported no (randomized)"
+
+    def r_rr_design(self, key: str) -> dict[str, Any]:
+        """p = t, p1 = (1 - t)f, p0 = (1 - t)(1 - f)."""
+        return forced_known(*self.exact_rates, None)
+
+    def description(self) -> Text:
+        return lazy_gettext(
+            "Your real answer is used with probability %(truth)s. Otherwise a coin answers "
+            "for you, and it says “yes” with probability %(yes)s.",
+            truth=Share(self._t),
+            yes=Share(self._f),
+        )
+
+    def report_texts(
+        self, report: Report | None, options: Sequence[str]
+    ) -> list[tuple[Text | str, bool]]:
+        return [(lazy_gettext("yes"), report is True), (lazy_gettext("no"), report is False)]
 
 
 FAIR_COINS = TwoCoinDesign()
@@ -254,11 +242,6 @@ def _yes_no(value: object, what: str) -> bool:
     if isinstance(value, int) and value in (0, 1):  # numpy and 0/1 ints from simulations
         return bool(value)
     raise ValueError(f"{what} must be a yes/no answer (True or False), got {value!r}")
-
-
-def _secure_bernoulli(probability: float) -> bool:
-    """True with exactly the given probability (a float is an exact dyadic fraction)."""
-    return bernoulli(Fraction(probability))
 
 
 def randomize(true_answer: bool, design: TwoCoinDesign = FAIR_COINS) -> bool:
@@ -280,32 +263,3 @@ def survey_epsilon(question_count: int, design: TwoCoinDesign = FAIR_COINS) -> f
     respondent so they know the survey's whole cost, not only one question's.
     """
     return question_count * design.epsilon
-
-
-_BY_NAME: dict[str, Any] = {
-    TwoCoinDesign.name: TwoCoinDesign,
-    GeneralizedRandomizedResponse.name: GeneralizedRandomizedResponse,
-    OptimizedUnaryEncoding.name: OptimizedUnaryEncoding,
-    DiscreteLaplace.name: DiscreteLaplace,
-    DuchiBinary.name: DuchiBinary,
-}
-MECHANISM_NAMES = (*_BY_NAME, "none")
-
-
-def mechanism_from_parameters(parameters: Mapping[str, object]) -> Mechanism:
-    """The mechanism a stored ``parameters()`` dict describes.
-
-    "none" (a plain question) is a choice when the dict carries ``k`` and a number when it
-    carries ``min`` and ``max``.
-    """
-    name = parameters.get("mechanism")
-    if name == "none":
-        if "k" in parameters:
-            return PlainChoice.from_parameters(parameters)
-        if "min" in parameters and "max" in parameters:
-            return PlainNumber.from_parameters(parameters)
-        raise ValueError("parameters of mechanism 'none' need 'k' or 'min' and 'max'")
-    if not isinstance(name, str) or name not in _BY_NAME:
-        raise ValueError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_NAMES)}")
-    mechanism: Mechanism = _BY_NAME[name].from_parameters(parameters)
-    return mechanism

@@ -1,0 +1,54 @@
+"""A respondent through Flask's test client: the form's hidden fields, answers as sent on
+the wire, and the thank-you page read back."""
+
+from __future__ import annotations
+
+import re
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from .examples import KEYS, MIXED_SLUG, SLUG
+
+
+def hidden_fields(page: str) -> dict[str, str]:
+    """The form's hidden inputs (CSRF token and submission id) from a rendered page."""
+    return dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', page))
+
+
+def shown_answers(page: str) -> dict[str, str]:
+    """The thank-you page's stored answers as the respondent sees them, by question key.
+
+    Each cell holds every text it could show (so the page's size does not depend on the
+    answers); the shown ones carry ``class="shown"``, the others ``hidden=hidden``.
+    """
+    cells = re.findall(r'<td data-key="(\w+)">(.*?)</td>', page, flags=re.S)
+    return {
+        key: " ".join(text.strip() for text in re.findall(r'class="shown">([^<]+)<', cell))
+        for key, cell in cells
+    }
+
+
+def fresh_form(client: FlaskClient, slug: str = SLUG) -> dict[str, str]:
+    response = client.get(f"/s/{slug}")
+    assert response.status_code == 200
+    return hidden_fields(response.get_data(as_text=True))
+
+
+def answers(value: str = "y") -> dict[str, str]:
+    """Every question of the example survey answered alike, with its wire value ("y"/"n")."""
+    return dict.fromkeys(KEYS, value)
+
+
+def mixed_form(client: FlaskClient) -> dict[str, str]:
+    """The mixed survey's hidden fields, after agreeing to the consent text."""
+    return fresh_form(client, f"{MIXED_SLUG}?agree=yes")
+
+
+def submit_client_randomized(app: Flask, reported: dict[str, str]) -> None:
+    """One respondent whose browser already randomized: the values are stored as sent."""
+    respondent = app.test_client()
+    response = respondent.post(
+        f"/s/{SLUG}", data={**fresh_form(respondent), **reported, "randomized": "client"}
+    )
+    assert response.status_code == 200
