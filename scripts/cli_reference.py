@@ -2,7 +2,7 @@
 
 A reference typed by hand drifts from the code; this one is each command's ``--help`` as
 ``survey-app`` prints it in a terminal of 80 columns or more, so the page changes exactly when
-a command's words, options or defaults do. ``tests/test_cli_reference.py`` fails when
+a command's words, options or defaults do. ``tests/app/test_cli_reference.py`` fails when
 docs/cli.md differs from what this script writes.
 
     python scripts/cli_reference.py            # rewrite docs/cli.md
@@ -34,7 +34,7 @@ PROGRAM = "survey-app"
 HEADER = f"""# Command-line reference
 
 <!-- Written by scripts/cli_reference.py from each command's --help: do not edit by hand.
-     After changing a command, run `{COMMAND}`; tests/test_cli_reference.py
+     After changing a command, run `{COMMAND}`; tests/app/test_cli_reference.py
      fails until docs/cli.md matches. -->
 
 Every command `{PROGRAM}` offers, with the help it prints (`{PROGRAM} COMMAND --help`).

@@ -25,7 +25,7 @@ Four parts, each through the app's own estimators:
 4. The difference of two discrete Laplace means (t intervals): no finite sum, so simulated
    with a fixed seed, and only with ``--simulate`` (minutes). Without it the simulated
    section is copied from the current docs/COVERAGE.md, so the fast exact part can be
-   regenerated, and checked by ``tests/test_coverage.py``, on its own.
+   regenerated, and checked by ``tests/privacy/test_coverage.py``, on its own.
 
     python scripts/coverage_table.py -o docs/COVERAGE.md
     python scripts/coverage_table.py --simulate -o docs/COVERAGE.md
@@ -503,7 +503,7 @@ def introduction() -> list[str]:
         "",
         f"    {COMMAND}",
         "",
-        "Do not edit by hand: `tests/test_coverage.py` checks that this file matches the",
+        "Do not edit by hand: `tests/privacy/test_coverage.py` checks that this file matches the",
         "script's output, all but the last section. That one is simulated and takes",
         "minutes, so only",
         "",

@@ -58,7 +58,7 @@ def make_app(path: Path) -> Flask:
             "DATABASE": str(path),
             "SECRET_KEY": "test-secret",
             "RATE_LIMITS": False,
-            # One PBKDF2 round instead of 0.4 s of scrypt per login; tests/test_sessions.py
+            # One PBKDF2 round instead of 0.4 s of scrypt per login; tests/app/test_sessions.py
             # checks the production default on its own.
             "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1",
         }

@@ -553,7 +553,7 @@ def shipped_cases() -> list[AuditCase]:
     ====  ==================================================================
 
     A power of two's trailing zeros come from the float a formula gives, so another
-    platform's libm may move a length: ``tests/test_audit.py`` and
+    platform's libm may move a length: ``tests/privacy/test_audit.py`` and
     ``tests/browser/test_randomizer.py`` record the lengths actually drawn. A power of two
     also hides a fault in the low bits (it moves a coin a/2^m by at most 2^(8-m)): only
     a Laplace case with s = 1 shows one in its reports, and the browser tests check

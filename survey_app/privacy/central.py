@@ -283,7 +283,7 @@ def noisy_share_interval(
     with the same boundary rule: a rate beyond [p_false, p_true] is evaluated at that end,
     which only widens. If the noise swamps the count (the quadratic opens downward) the
     interval is all of [0, 1]. Coverage is checked by a seeded simulation in
-    ``tests/test_central.py``.
+    ``tests/privacy/test_central.py``.
     """
     if noisy_n < 1:
         raise ValueError("the noisy total must be at least 1 to estimate a share")

@@ -1,6 +1,6 @@
 """The sizes a network observer sees, from a real browser against gunicorn.
 
-tests/test_message_size.py checks the server's side with every possible answer; here
+tests/hostile/test_message_size.py checks the server's side with every possible answer; here
 Chromium answers a survey of every question type in very different ways, with real coins,
 and the POST it sends and the thank-you page it gets back keep their lengths: with
 JavaScript every value randomize.js sends is padded to its question's width; without it

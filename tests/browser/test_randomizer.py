@@ -309,7 +309,7 @@ def test_below_is_uniform_in_every_byte_at_every_length(page: Any) -> None:
 
 
 def test_the_audit_cases_draw_every_byte_length(page: Any) -> None:
-    # The browser's half of tests/test_audit.py's check: the lengths of the arrays
+    # The browser's half of tests/privacy/test_audit.py's check: the lengths of the arrays
     # the samplers fill, over 200 reports per answer of every audit case.
     page.goto("about:blank")
     page.evaluate(

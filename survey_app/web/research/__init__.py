@@ -3,7 +3,7 @@
 ``bp`` is the door: one blueprint at /research whose guard (``auth.require_researcher``)
 runs before any page nested in it (the dashboard and study controls, the builder, the
 analyses, publishing), so a page added to any of them is guarded without asking;
-``tests/test_access.py`` walks the app's URL map to check it. Login and logout
+``tests/app/test_access.py`` walks the app's URL map to check it. Login and logout
 (``auth_bp``) stay outside it, at /login and /logout, reachable without a login.
 Endpoints are named through the door: ``research.dashboard.study``,
 ``research.builder.edit``, ``research.analysis.groups``, ``research.publishing.release``.

@@ -377,7 +377,7 @@ def bilingual_page(client: FlaskClient) -> str:
     return text(client.post(BUILDER, data={**form.to_dict(flat=False), "preview": "1"}))
 
 
-# Routes (anonymous visitors: tests/test_access.py, from the app's url_map).
+# Routes (anonymous visitors: tests/app/test_access.py, from the app's url_map).
 
 
 def test_the_builder_works_without_javascript(builder: FlaskClient, app: Flask) -> None:

@@ -1,7 +1,7 @@
 """Public releases under central DP: noisy figures as accurate as they say, a mode figure
-that is Report Noisy Max's winner only (its win rate: tests/test_central.py), a ledger that
+that is Report Noisy Max's winner only (its win rate: tests/privacy/test_central.py), a ledger that
 refuses overspending and charges every release, the owner-only publish page, the command
-line, and a public page that needs no login and sets no cookie. (tests/test_public_dp.py:
+line, and a public page that needs no login and sets no cookie. (tests/app/test_public_dp.py:
 what the public page guarantees.)
 
 Statistical checks use a seeded source and bounds of 5 standard errors.
@@ -218,7 +218,7 @@ def test_a_mode_figure_releases_report_noisy_max_s_winner_only(
     """The wiring, in one publish: the mechanism gets the question's counts (a skip is no
     option's count) and the whole ε of a one-figure release, and the figure shows the
     option it picked and nothing of the counts. Its win rate is checked where it is made,
-    at the pure layer (tests/test_central.py)."""
+    at the pure layer (tests/privacy/test_central.py)."""
     path = tmp_path / "campus.yaml"
     path.write_text(TWO_CAMPUSES)
     with app.app_context():
