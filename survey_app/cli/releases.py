@@ -170,6 +170,8 @@ def publish_command(slug: str, epsilon: str | None, figures: tuple[str, ...], ex
     if exact:
         chosen = [f for f in chosen if f != FigureKind.ESTIMATES] + [FigureKind.EXACT_ESTIMATES]
     try:
+        if epsilon is not None:  # a typo is refused even where no figure would use it
+            parse_epsilon(epsilon)
         published = publish(db, quote_release(db, survey, chosen, epsilon))
     except REFUSALS as err:
         raise click.ClickException(_words(err, slug)) from err

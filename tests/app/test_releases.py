@@ -498,6 +498,21 @@ def test_only_exact_estimates_wait_for_the_first_response(owned: Flask, runner: 
     assert result.exit_code == 0, result.output
 
 
+def test_a_mistyped_epsilon_is_refused_even_for_exact_estimates_alone(
+    owned: Flask, runner: Any
+) -> None:
+    # The page asks for ε only when a figure carries noise; a command line that was given
+    # one checks it anyway: "--epsilon 0,5" is a typo to point out, not to ignore.
+    store(owned, OWNED, 10)
+    only_exact = ["publish", OWNED, "--figure", "exact-estimates"]
+    result = runner.invoke(args=[*only_exact, "--epsilon", "junk"])
+    assert result.exit_code != 0 and "junk" in result.output, result.output
+    with owned.app_context():
+        assert release_rows(get_db()) == []
+    result = runner.invoke(args=only_exact)
+    assert result.exit_code == 0, result.output
+
+
 # --- (e) the command line ---------------------------------------------------------------------
 
 
