@@ -22,7 +22,7 @@ from survey_app import __version__
 from survey_app.cli.audit import audit_command
 from survey_app.cli.releases import COMMANDS as RELEASE_COMMANDS
 from survey_app.config import SettingError
-from survey_app.domain.definitions import SurveyDefinitionError, load_definition
+from survey_app.domain.definitions import load_definition
 from survey_app.domain.exports import aggregate_csv, codebook, responses_csv
 from survey_app.domain.question_estimates import survey_estimates
 from survey_app.domain.question_privacy import (
@@ -32,6 +32,7 @@ from survey_app.domain.question_privacy import (
     shown_epsilon,
     survey_ledger,
 )
+from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
 from survey_app.storage.accounts import (
     AccountError,

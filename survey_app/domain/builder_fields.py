@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 import yaml
 
-from survey_app.domain.definitions import DEFAULT_MECHANISM, MAX_QUESTIONS, QUESTION_TYPES
 from survey_app.domain.languages import LANGUAGES
+from survey_app.domain.survey_limits import DEFAULT_MECHANISM, MAX_QUESTIONS, QUESTION_TYPES
 from survey_app.privacy import QuestionType
 
 #: The survey's texts, each given once per language.

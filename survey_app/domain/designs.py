@@ -15,11 +15,8 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Protocol
 
-from survey_app.domain.definitions import (
-    DEFAULT_CHOICE_NUMBER_EPSILON,
-    DEFAULT_MECHANISM,
-    QuestionDefinition,
-)
+from survey_app.domain.survey_limits import DEFAULT_CHOICE_NUMBER_EPSILON, DEFAULT_MECHANISM
+from survey_app.domain.survey_model import QuestionDefinition
 from survey_app.privacy import (
     AnswerSpace,
     Mechanism,

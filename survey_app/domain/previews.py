@@ -8,8 +8,8 @@ id 0 and status "draft", so nothing could ever accept a response for it.
 
 from __future__ import annotations
 
-from survey_app.domain.definitions import SurveyDefinition
 from survey_app.domain.designs import question_mechanism, survey_fingerprint
+from survey_app.domain.survey_model import SurveyDefinition
 from survey_app.storage.surveys import Question, Survey, written_decimal
 
 PREVIEW_ID = 0

@@ -19,7 +19,7 @@ from decimal import ROUND_CEILING, Decimal, Inexact, localcontext
 from fractions import Fraction
 from typing import Any
 
-from survey_app.domain.definitions import DEFAULT_CHOICE_NUMBER_EPSILON, EPSILON_DECIMALS
+from survey_app.domain.survey_limits import DEFAULT_CHOICE_NUMBER_EPSILON, EPSILON_DECIMALS
 from survey_app.privacy import QuestionType
 from survey_app.privacy.rationals import decimal_ceiling
 from survey_app.privacy.words import Figure, Text

@@ -12,12 +12,8 @@ from typing import TypeVar
 
 import yaml
 
-from survey_app.domain.definitions import (
-    DEFAULT_LANGUAGES,
-    DEFAULT_MECHANISM,
-    QuestionDefinition,
-    SurveyDefinition,
-)
+from survey_app.domain.survey_limits import DEFAULT_LANGUAGES, DEFAULT_MECHANISM
+from survey_app.domain.survey_model import QuestionDefinition, SurveyDefinition
 
 T = TypeVar("T")
 

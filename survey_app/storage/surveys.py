@@ -12,16 +12,16 @@ from typing import Any, TypeVar
 
 import sqlite_utils
 
-from survey_app.domain.definitions import (
-    DEFAULT_LANGUAGES,
+from survey_app.domain.definitions import parse_definition
+from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
+from survey_app.domain.survey_limits import DEFAULT_LANGUAGES
+from survey_app.domain.survey_model import (
     QuestionDefinition,
     QuestionTexts,
     SurveyDefinition,
     SurveyDefinitionError,
     SurveyTexts,
-    parse_definition,
 )
-from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
 from survey_app.domain.survey_yaml import definition_yaml
 from survey_app.privacy import Mechanism, QuestionType, mechanism_from_parameters
 from survey_app.privacy.central import decimal_text

@@ -23,7 +23,8 @@ from survey_app.domain.builder_fields import (
     fields_from_form,
     fields_from_source,
 )
-from survey_app.domain.definitions import SurveyDefinitionError, load_definition, parse_definition
+from survey_app.domain.definitions import load_definition, parse_definition
+from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.storage.accounts import create_researcher
 from survey_app.storage.surveys import get_survey, list_visible_surveys
 from survey_app.web.database_session import get_db

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from survey_app.domain import definitions
-from survey_app.domain.definitions import (
+from survey_app.domain import survey_validation
+from survey_app.domain.definitions import load_definition, parse_definition
+from survey_app.domain.survey_limits import (
     DEFAULT_CHOICE_NUMBER_EPSILON,
     DEFAULT_YES_NO_EPSILON,
     EPSILON_MAX,
@@ -25,11 +26,11 @@ from survey_app.domain.definitions import (
     MECHANISMS,
     MIN_OPTIONS,
     QUESTION_TYPES,
+)
+from survey_app.domain.survey_model import (
     QuestionDefinition,
     SurveyDefinition,
     SurveyDefinitionError,
-    load_definition,
-    parse_definition,
 )
 from survey_app.privacy import QuestionType
 from tests.support.examples import EXAMPLE
@@ -1405,7 +1406,7 @@ def test_huge_exponents_are_refused_without_computing_them(
         assert not (isinstance(value, str) and "9999999" in value)
         return Fraction(value)
 
-    monkeypatch.setattr(definitions, "Fraction", no_huge_fractions)
+    monkeypatch.setattr(survey_validation, "Fraction", no_huge_fractions)
     text = mixed_yaml("epsilon: 0.5", f"epsilon: {written}")
     assert message_of(text, "s.yaml") == (
         f"s.yaml:9: questions[0].epsilon: {EPSILON_RULE} (got {written})"

@@ -12,13 +12,8 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from survey_app.domain.definitions import (
-    QuestionTexts,
-    SurveyDefinitionError,
-    SurveyTexts,
-    load_definition,
-    parse_definition,
-)
+from survey_app.domain.definitions import load_definition, parse_definition
+from survey_app.domain.survey_model import QuestionTexts, SurveyDefinitionError, SurveyTexts
 from survey_app.storage.database import connect, migrate
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import (

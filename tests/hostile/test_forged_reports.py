@@ -19,15 +19,15 @@ import sqlite_utils
 from flask import Flask
 
 from survey_app.domain.answers import NUMBER_WIDTH, padded_number
-from survey_app.domain.definitions import (
+from survey_app.domain.definitions import parse_definition
+from survey_app.domain.designs import question_mechanism
+from survey_app.domain.survey_limits import (
     EPSILON_MIN,
     LARGEST_REPORT,
     MAX_NUMBER_MAGNITUDE,
     MAX_NUMBER_RANGE,
-    SurveyDefinitionError,
-    parse_definition,
 )
-from survey_app.domain.designs import question_mechanism
+from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.privacy import (
     DiscreteLaplace,
     DuchiBinary,

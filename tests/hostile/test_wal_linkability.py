@@ -24,7 +24,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app.domain.definitions import SurveyDefinition, load_definition
+from survey_app.domain.definitions import load_definition
+from survey_app.domain.survey_model import SurveyDefinition
 from survey_app.storage.invitations import create_invitations
 from survey_app.storage.surveys import get_survey, store_survey
 from survey_app.web.database_session import get_db

@@ -34,7 +34,7 @@ from survey_app.cli.audit import (
     format_report,
     run_audit,
 )
-from survey_app.domain.definitions import (
+from survey_app.domain.survey_limits import (
     EPSILON_DECIMALS,
     EPSILON_MAX,
     EPSILON_MIN,

@@ -38,14 +38,11 @@ from survey_app.domain.builder_fields import (
     fields_from_source,
     new_survey_fields,
 )
-from survey_app.domain.definitions import (
-    QUESTION_TYPES,
-    SurveyDefinition,
-    SurveyDefinitionError,
-    parse_definition,
-)
+from survey_app.domain.definitions import parse_definition
 from survey_app.domain.previews import preview_survey
 from survey_app.domain.sample_plans import QuestionPlan, plan_survey
+from survey_app.domain.survey_limits import QUESTION_TYPES
+from survey_app.domain.survey_model import SurveyDefinition, SurveyDefinitionError
 from survey_app.privacy.planner import MIN_HALF_WIDTH
 from survey_app.storage.surveys import (
     Survey,

@@ -35,7 +35,7 @@ from wtforms.form import BaseForm
 from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Regexp, StopValidation
 
 from survey_app.domain.answers import NO, NUMBER_WIDTH, YES, Report, Value, option_value
-from survey_app.domain.definitions import LARGEST_REPORT
+from survey_app.domain.survey_limits import LARGEST_REPORT
 from survey_app.privacy.wire import ReportFormat
 from survey_app.storage.invitations import TOKEN_PATTERN
 from survey_app.storage.surveys import Question, Survey

@@ -1,0 +1,145 @@
+"""A survey as the app holds it: questions, texts per language, the ε each question asks.
+
+Frozen values with no parsing in them, so storage, the builder and the designs can hold a
+``SurveyDefinition`` without caring whether it came from a file, the builder or the
+database. ``SurveyDefinitionError`` is here too: every step from a file to a survey raises
+it, and it says where the file went wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from survey_app.domain.survey_limits import (
+    DEFAULT_CHOICE_NUMBER_EPSILON,
+    DEFAULT_LANGUAGES,
+    DEFAULT_MECHANISM,
+    DEFAULT_QUESTION_TYPE,
+    DEFAULT_YES_NO_EPSILON,
+)
+from survey_app.privacy import QuestionType
+
+
+@dataclass(frozen=True)
+class QuestionTexts:
+    """A question's words in one language: its text and its options, in option order."""
+
+    text: str
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SurveyTexts:
+    """A survey's own words in one language (its questions carry theirs)."""
+
+    title: str
+    description: str = ""
+    consent: str = ""
+    contact: str = ""
+
+
+@dataclass(frozen=True)
+class QuestionDefinition:
+    """One question; ``key`` names its form field and its CSV column.
+
+    ``text`` and ``options`` are in the survey's main language; ``translations`` holds the
+    same words in each of its other languages, by language code.
+    """
+
+    key: str
+    text: str
+    type: QuestionType = DEFAULT_QUESTION_TYPE
+    #: As written; None means the type's default (see requested_epsilon) or, for a
+    #: plain question, none at all.
+    epsilon: Fraction | None = None
+    mechanism: str = DEFAULT_MECHANISM
+    options: tuple[str, ...] = ()
+    min: int | None = None
+    max: int | None = None
+    #: False (choice and number only): stored as given, outside any privacy guarantee.
+    sensitive: bool = True
+    #: False: the respondent may skip it.
+    required: bool = True
+    #: The survey's other languages: code -> text and options (same count and order).
+    #: Not hashed (a dict cannot be); equal definitions still need equal translations.
+    translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "type", QuestionType(self.type))
+
+    def texts(self, language: str) -> QuestionTexts:
+        """The question's words in ``language``; the main language's if it has no others."""
+        return self.translations.get(language, QuestionTexts(self.text, self.options))
+
+    @property
+    def requested_epsilon(self) -> Fraction | float | None:
+        """The ε this question asks for per respondent: None for a plain question,
+        ln 3 (a float: it is irrational) for a yes/no question without epsilon."""
+        if not self.sensitive:
+            return None
+        if self.epsilon is not None:
+            return self.epsilon
+        default = default_epsilon(self.type)
+        return DEFAULT_YES_NO_EPSILON if default is None else default
+
+
+def default_epsilon(kind: QuestionType) -> Fraction | None:
+    """The ε a sensitive question of ``kind`` asks for when its file gives none: None for
+    a yes/no question, whose mechanism then flips fair coins (ε = ln 3, not a decimal)."""
+    return None if kind.always_randomized else DEFAULT_CHOICE_NUMBER_EPSILON
+
+
+@dataclass(frozen=True)
+class SurveyDefinition:
+    """A survey as its definition file describes it, checked and ready to store.
+
+    ``title``, ``description``, ``consent`` and ``contact`` are in the main language,
+    ``languages[0]``; ``translations`` holds them in each other language.
+    """
+
+    slug: str
+    title: str
+    description: str
+    questions: tuple[QuestionDefinition, ...]
+    access: str = "open"
+    #: When given, the questions' requested ε may add up to at most this per respondent.
+    max_epsilon: Fraction | None = None
+    #: Shown before the questions with an "I agree" step; "" for no consent step.
+    consent: str = ""
+    #: The researcher's contact, shown with the consent.
+    contact: str = ""
+    #: Every language the survey's texts are given in; the first is the main one.
+    languages: tuple[str, ...] = DEFAULT_LANGUAGES
+    #: The survey's other languages: code -> title, description, consent, contact.
+    translations: dict[str, SurveyTexts] = field(default_factory=dict, hash=False)
+    #: The definition text as parsed, comments and all, so the survey can be given back
+    #: as its author wrote it. Not part of equality: layout and comments define nothing.
+    source: str = field(default="", compare=False, repr=False)
+
+    def texts(self, language: str) -> SurveyTexts:
+        """The survey's own words in ``language``; the main language's if it has no others."""
+        main = SurveyTexts(self.title, self.description, self.consent, self.contact)
+        return self.translations.get(language, main)
+
+
+class SurveyDefinitionError(ValueError):
+    """A definition that cannot be used, located precisely enough for its author to fix it.
+
+    ``field`` is a path such as ``questions[1].key`` ("" for the file as a whole),
+    ``line`` is 1-based or None when unknown, ``source`` is the file name or ``<string>``.
+    """
+
+    def __init__(
+        self, message: str, field: str = "", line: int | None = None, source: str = "<string>"
+    ) -> None:
+        super().__init__(message, field, line, source)
+        self.message = message
+        self.field = field
+        self.line = line
+        self.source = source
+
+    def __str__(self) -> str:
+        location = self.source if self.line is None else f"{self.source}:{self.line}"
+        subject = f"{self.field}: " if self.field else ""
+        return f"{location}: {subject}{self.message}"

@@ -1,0 +1,603 @@
+"""Validating a survey definition: plain values in, a checked ``SurveyDefinition`` out.
+
+Every rule a survey file must follow is checked here, once, whether the file came from the
+importer, the builder or the first-run example. Each problem becomes exactly one
+``SurveyDefinitionError`` naming the field path; ``definitions`` adds its line and file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+from survey_app.domain.languages import LANGUAGES
+from survey_app.domain.survey_limits import (
+    ACCESS_MODES,
+    DEFAULT_LANGUAGES,
+    DEFAULT_MECHANISM,
+    DEFAULT_QUESTION_TYPE,
+    DEFAULT_YES_NO_EPSILON,
+    EPSILON_DECIMALS,
+    EPSILON_MAX,
+    EPSILON_MIN,
+    LARGEST_REPORT,
+    MAX_CONSENT_LENGTH,
+    MAX_CONTACT_LENGTH,
+    MAX_DESCRIPTION_LENGTH,
+    MAX_EPSILON_MAX,
+    MAX_NUMBER_MAGNITUDE,
+    MAX_NUMBER_RANGE,
+    MAX_OPTION_LENGTH,
+    MAX_OPTIONS,
+    MAX_QUESTION_KEY_LENGTH,
+    MAX_QUESTION_TEXT_LENGTH,
+    MAX_QUESTIONS,
+    MAX_SLUG_LENGTH,
+    MAX_TITLE_LENGTH,
+    MECHANISMS,
+    MIN_OPTIONS,
+    QUESTION_KEY_PATTERN,
+    QUESTION_KEYS,
+    QUESTION_TYPES,
+    RESERVED_QUESTION_KEYS,
+    SLUG_PATTERN,
+    SURVEY_KEYS,
+)
+from survey_app.domain.survey_model import (
+    QuestionDefinition,
+    QuestionTexts,
+    SurveyDefinition,
+    SurveyDefinitionError,
+    SurveyTexts,
+    default_epsilon,
+)
+from survey_app.domain.survey_reading import YamlScalar, field_path
+from survey_app.privacy import AnswerSpace, QuestionType, mechanism_for
+
+
+def validate_survey(values: object, text: str) -> SurveyDefinition:
+    """The survey that ``values`` (as ``survey_reading`` reads them) describe; ``text`` is
+    the definition as written, kept as the survey's ``source``."""
+    survey = _mapping(values, "", SURVEY_KEYS)
+    slug = _slug(survey["slug"])
+    languages = _languages(survey.get("languages", list(DEFAULT_LANGUAGES)))
+    title = _localized(survey["title"], "title", MAX_TITLE_LENGTH, languages)
+    none = dict.fromkeys(languages, "")
+    description = none
+    if "description" in survey:
+        description = _localized(
+            survey["description"],
+            "description",
+            MAX_DESCRIPTION_LENGTH,
+            languages,
+            may_be_empty=True,
+        )
+    access = _choice(survey.get("access", "open"), "access", ACCESS_MODES)
+    consent = none
+    if "consent" in survey:
+        # An empty consent would show an "I agree" step with nothing to agree to.
+        consent = _localized(survey["consent"], "consent", MAX_CONSENT_LENGTH, languages)
+    contact = none
+    if "contact" in survey:
+        contact = _localized(
+            survey["contact"], "contact", MAX_CONTACT_LENGTH, languages, may_be_empty=True
+        )
+    max_epsilon = None
+    if "max_epsilon" in survey:
+        max_epsilon = _decimal(survey["max_epsilon"], "max_epsilon", MAX_EPSILON_MAX)
+    questions = _questions(survey["questions"], languages)
+    if max_epsilon is not None:
+        _check_total_epsilon(questions, max_epsilon)
+    main = languages[0]
+    return SurveyDefinition(
+        slug=slug,
+        title=title[main],
+        description=description[main],
+        questions=questions,
+        access=access,
+        max_epsilon=max_epsilon,
+        consent=consent[main],
+        contact=contact[main],
+        languages=languages,
+        translations={
+            language: SurveyTexts(
+                title[language], description[language], consent[language], contact[language]
+            )
+            for language in languages[1:]
+        },
+        source=text,
+    )
+
+
+def _languages(value: object) -> tuple[str, ...]:
+    """The codes the survey's texts are given in; the first is the main language."""
+    known = ", ".join(LANGUAGES)
+    if not isinstance(value, list) or not value:
+        raise SurveyDefinitionError(
+            f"must be a list of language codes among {known}, the main one first "
+            f"(got {_describe(value)})",
+            "languages",
+        )
+    languages: list[str] = []
+    for index, item in enumerate(value):
+        code = _choice(item, f"languages[{index}]", LANGUAGES)
+        if code in languages:
+            raise SurveyDefinitionError(
+                f"{code!r} is listed twice (already languages[{languages.index(code)}])",
+                f"languages[{index}]",
+            )
+        languages.append(code)
+    return tuple(languages)
+
+
+def _localized(
+    value: object,
+    field: str,
+    max_length: int,
+    languages: tuple[str, ...],
+    *,
+    may_be_empty: bool = False,
+) -> dict[str, str]:
+    """One text in each of the survey's languages, by code.
+
+    A plain string is the text of a one-language survey. Otherwise it is a mapping with
+    exactly the survey's languages: a respondent reading Korean must never meet a text
+    only written in English, and a language the survey does not declare is a typo or a
+    forgotten ``languages`` entry. An optional text is given in every language or in none.
+    """
+    if not isinstance(value, dict):
+        if len(languages) > 1:
+            shape = ", ".join(f"{language}: ..." for language in languages)
+            raise SurveyDefinitionError(
+                f"must give the text in each of the survey's languages, as {{{shape}}} "
+                f"(got {_describe(value)})",
+                field,
+            )
+        return {languages[0]: _text(value, field, max_length, may_be_empty=may_be_empty)}
+    listed = ", ".join(languages)
+    for language in [*value, *languages]:  # extra ones first: they may be misspellings
+        if language not in languages:
+            problem = (
+                f"{_shorten(language)} is not one of the survey's languages ({listed}): "
+                "list it under languages or remove it"
+            )
+        elif language not in value:
+            problem = f"the text in {language} is missing (the survey's languages are {listed})"
+        else:
+            continue
+        raise SurveyDefinitionError(problem, field_path(field, language))
+    texts = {
+        language: _text(
+            value[language], field_path(field, language), max_length, may_be_empty=may_be_empty
+        )
+        for language in languages
+    }
+    given = [language for language in languages if texts[language]]
+    for language in languages:
+        if given and not texts[language]:
+            raise SurveyDefinitionError(
+                f"must not be empty when the text is given in {given[0]}",
+                field_path(field, language),
+            )
+    return texts
+
+
+def _check_total_epsilon(questions: tuple[QuestionDefinition, ...], limit: Fraction) -> None:
+    """Composition: a respondent answering every sensitive question reveals at most the
+    sum of their ε. Realized ε never exceeds requested (the privacy package rounds toward
+    privacy), so checking the requested values is sound."""
+    exact = Fraction(0)
+    fair_coins = 0  # yes/no questions without epsilon: ln 3 each, irrational
+    for question in questions:
+        requested = question.requested_epsilon
+        if isinstance(requested, Fraction):
+            exact += requested
+        elif requested is not None:
+            fair_coins += 1
+    if not fair_coins:
+        if exact <= limit:
+            return
+        total = f"= {_format_decimal(exact)}"
+    else:
+        # Float error is far below the gap between n·ln 3 + (a decimal) and a decimal.
+        inexact = float(exact) + fair_coins * DEFAULT_YES_NO_EPSILON
+        if inexact <= limit:
+            return
+        # Rounded up: the total shown is never at or below the limit it exceeds.
+        shown = Fraction(math.ceil(inexact * 1000), 1000)
+        plural = "s" if fair_coins > 1 else ""
+        total = (
+            f"≈ {_format_decimal(shown)} (with {fair_coins} yes/no question{plural} "
+            "at the default ε = ln 3 ≈ 1.099)"
+        )
+    raise SurveyDefinitionError(
+        f"the questions add up to ε {total} per respondent, more than "
+        f"max_epsilon = {_format_decimal(limit)}",
+        "max_epsilon",
+    )
+
+
+def _mapping(value: object, field: str, keys: dict[str, bool]) -> dict[str, object]:
+    """Unknown keys are refused, not ignored: a typo such as ``tittle`` would otherwise
+    vanish silently and leave the author wondering why their title is missing."""
+    allowed = ", ".join(keys)
+    if not isinstance(value, dict):
+        subject = "" if field else "the definition "
+        raise SurveyDefinitionError(
+            f"{subject}must be a mapping with the keys {allowed} (got {_describe(value)})", field
+        )
+    for key in value:
+        if key not in keys:
+            raise SurveyDefinitionError(
+                f"unknown key {key!r} (allowed: {allowed})", field_path(field, key)
+            )
+    for key, required in keys.items():
+        if required and key not in value:
+            raise SurveyDefinitionError("is required but missing", field_path(field, key))
+    return value
+
+
+def _slug(value: object) -> str:
+    """The slug is the survey's URL (/s/<slug>), so it must be URL-safe as written."""
+    slug = _string(value, "slug")
+    if not slug:
+        raise SurveyDefinitionError("must not be empty", "slug")
+    if len(slug) > MAX_SLUG_LENGTH:
+        raise SurveyDefinitionError(
+            f"must be at most {MAX_SLUG_LENGTH} characters (got {len(slug)})", "slug"
+        )
+    if not SLUG_PATTERN.fullmatch(slug):
+        raise SurveyDefinitionError(
+            "must be lowercase letters and digits in words joined by single hyphens, "
+            f"like campus-health (got {_shorten(slug)})",
+            "slug",
+        )
+    return slug
+
+
+def _text(value: object, field: str, max_length: int, *, may_be_empty: bool = False) -> str:
+    """Surrounding whitespace is dropped: it is an artefact of quoting, never content."""
+    text = _string(value, field).strip()
+    if not text and not may_be_empty:
+        raise SurveyDefinitionError("must not be empty", field)
+    if len(text) > max_length:
+        raise SurveyDefinitionError(
+            f"must be at most {max_length} characters (got {len(text)})", field
+        )
+    return text
+
+
+def _questions(value: object, languages: tuple[str, ...]) -> tuple[QuestionDefinition, ...]:
+    if not isinstance(value, list):
+        raise SurveyDefinitionError(
+            f"must be a list of questions (got {_describe(value)})", "questions"
+        )
+    if not value:
+        raise SurveyDefinitionError("must list at least one question", "questions")
+    if len(value) > MAX_QUESTIONS:
+        raise SurveyDefinitionError(
+            f"must list at most {MAX_QUESTIONS} questions (got {len(value)})", "questions"
+        )
+    questions: list[QuestionDefinition] = []
+    first_use: dict[str, str] = {}
+    for index, item in enumerate(value):
+        question = _question(item, f"questions[{index}]", languages)
+        key_field = f"questions[{index}].key"
+        if question.key in first_use:
+            # Keys name form fields and CSV columns: two questions cannot share one.
+            raise SurveyDefinitionError(
+                f"duplicate question key {question.key!r} (already used by "
+                f"{first_use[question.key]})",
+                key_field,
+            )
+        first_use[question.key] = key_field
+        questions.append(question)
+    return tuple(questions)
+
+
+def _question(value: object, field: str, languages: tuple[str, ...]) -> QuestionDefinition:
+    question = _mapping(value, field, QUESTION_KEYS)
+    key = _question_key(question["key"], f"{field}.key")
+    text = _localized(question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH, languages)
+    kind = QuestionType(
+        _choice(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type", QUESTION_TYPES)
+    )
+    sensitive = _boolean(question.get("sensitive", True), f"{field}.sensitive")
+    if not sensitive and kind.always_randomized:
+        raise SurveyDefinitionError(
+            "yes/no questions are always randomized: sensitive: false is only for "
+            "choice and number questions",
+            f"{field}.sensitive",
+        )
+    required = _boolean(question.get("required", True), f"{field}.required")
+    epsilon = None
+    if "epsilon" in question:
+        if not sensitive:
+            raise SurveyDefinitionError(
+                "a plain question (sensitive: false) has no ε: it is stored as given",
+                f"{field}.epsilon",
+            )
+        epsilon = _decimal(question["epsilon"], f"{field}.epsilon", EPSILON_MAX)
+    mechanism = DEFAULT_MECHANISM
+    if "mechanism" in question:
+        if kind not in MECHANISMS:
+            raise SurveyDefinitionError(
+                "yes/no questions always use two-coin randomized response: leave mechanism out",
+                f"{field}.mechanism",
+            )
+        if not sensitive:
+            raise SurveyDefinitionError(
+                "a plain question (sensitive: false) has no mechanism: it is stored as given",
+                f"{field}.mechanism",
+            )
+        mechanism = _choice(question["mechanism"], f"{field}.mechanism", MECHANISMS[kind])
+    options: dict[str, tuple[str, ...]] = dict.fromkeys(languages, ())
+    if kind.has_options:
+        if "options" not in question:
+            raise SurveyDefinitionError("is required for a choice question", f"{field}.options")
+        options = _options(question["options"], f"{field}.options", languages)
+    elif "options" in question:
+        raise SurveyDefinitionError(
+            f"only choice questions have options (this one is {kind})", f"{field}.options"
+        )
+    low = high = None
+    if kind.has_range:
+        for bound in ("min", "max"):
+            if bound not in question:
+                raise SurveyDefinitionError("is required for a number question", f"{field}.{bound}")
+        low = _whole_number(question["min"], f"{field}.min")
+        high = _whole_number(question["max"], f"{field}.max")
+        if high <= low:
+            raise SurveyDefinitionError(
+                f"must be greater than min (got min {low}, max {high})", f"{field}.max"
+            )
+        if high - low > MAX_NUMBER_RANGE:
+            raise SurveyDefinitionError(
+                f"must be at most {MAX_NUMBER_RANGE} more than min (got max - min = {high - low})",
+                f"{field}.max",
+            )
+    else:
+        for bound in ("min", "max"):
+            if bound in question:
+                raise SurveyDefinitionError(
+                    f"only number questions have min and max (this one is {kind})",
+                    f"{field}.{bound}",
+                )
+    main = languages[0]
+    if sensitive:
+        space = AnswerSpace(kind, len(options[main]), low, high)
+        requested = epsilon if epsilon is not None else default_epsilon(kind)
+        _check_reports_fit(space, requested, mechanism, field)
+    return QuestionDefinition(
+        key=key,
+        text=text[main],
+        type=kind,
+        epsilon=epsilon,
+        mechanism=mechanism,
+        options=options[main],
+        min=low,
+        max=high,
+        sensitive=sensitive,
+        required=required,
+        translations={
+            language: QuestionTexts(text[language], options[language]) for language in languages[1:]
+        },
+    )
+
+
+def _options(value: object, field: str, languages: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Option texts as shown to the respondent, per language; their order is their index
+    in the form, in the stored answers and in the export, so it is kept as written.
+
+    Options must differ within each language: a respondent reading only Korean could not
+    tell two options apart that differ only in English.
+    """
+    if not isinstance(value, list):
+        raise SurveyDefinitionError(
+            f"must be a list of option texts (got {_describe(value)})", field
+        )
+    if not MIN_OPTIONS <= len(value) <= MAX_OPTIONS:
+        raise SurveyDefinitionError(
+            f"must list {MIN_OPTIONS} to {MAX_OPTIONS} options (got {len(value)})", field
+        )
+    options: dict[str, list[str]] = {language: [] for language in languages}
+    first_use: dict[tuple[str, str], str] = {}
+    for index, item in enumerate(value):
+        item_field = f"{field}[{index}]"
+        if isinstance(item, dict):
+            item = {language: _integer_as_text(text) for language, text in item.items()}
+        elif len(languages) == 1:
+            item = _integer_as_text(item)
+        texts = _localized(item, item_field, MAX_OPTION_LENGTH, languages)
+        for language, option in texts.items():
+            option_field = (
+                field_path(item_field, language) if isinstance(item, dict) else item_field
+            )
+            if (language, option) in first_use:
+                raise SurveyDefinitionError(
+                    f"duplicate option {_shorten(option)} (already {first_use[language, option]})",
+                    option_field,
+                )
+            first_use[language, option] = option_field
+            options[language].append(option)
+    return {language: tuple(texts) for language, texts in options.items()}
+
+
+def _integer_as_text(value: object) -> object:
+    """Options such as 1, 2, 3 are labels: an integer is taken as the text it was written
+    as. Anything else non-textual (1.5, yes) still needs quotes, which _string says."""
+    if isinstance(value, YamlScalar) and value.is_integer:
+        return value.text
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _question_key(value: object, field: str) -> str:
+    """The key becomes a form field name and a CSV column, hence the narrow alphabet."""
+    key = _string(value, field)
+    if not QUESTION_KEY_PATTERN.fullmatch(key):
+        raise SurveyDefinitionError(
+            f"must match {QUESTION_KEY_PATTERN.pattern} (got {_shorten(key)})", field
+        )
+    if len(key) > MAX_QUESTION_KEY_LENGTH:
+        raise SurveyDefinitionError(
+            f"must be at most {MAX_QUESTION_KEY_LENGTH} characters (got {len(key)})", field
+        )
+    if key in RESERVED_QUESTION_KEYS:
+        raise SurveyDefinitionError(
+            f"{key!r} is reserved for the survey form's own fields "
+            f"({', '.join(sorted(RESERVED_QUESTION_KEYS))})",
+            field,
+        )
+    return key
+
+
+def _choice(value: object, field: str, choices: tuple[str, ...]) -> str:
+    chosen = _string(value, field)
+    if chosen not in choices:
+        raise SurveyDefinitionError(
+            f"must be one of: {', '.join(choices)} (got {_shorten(chosen)})", field
+        )
+    return chosen
+
+
+def _string(value: object, field: str) -> str:
+    if isinstance(value, str):
+        if any("\ud800" <= char <= "\udfff" for char in value):
+            # A lone surrogate is no character at all; it cannot be stored as UTF-8.
+            raise SurveyDefinitionError("contains an invalid \\u escape (a lone surrogate)", field)
+        return value
+    hint = ""
+    if isinstance(value, YamlScalar) and value.text:
+        # YAML reads yes, no, on, 2024 and 1.0 as non-strings; quoting is the cure.
+        hint = f"; put {value.text} in quotes if you meant it as text"
+    raise SurveyDefinitionError(f"must be a string (got {_describe(value)}{hint})", field)
+
+
+_DECIMAL_NUMBER = re.compile(
+    r"[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+)
+_WHOLE_NUMBER = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_MAX_NUMBER_TEXT = 40  # longer is no sensible ε; and Fraction("1e999999") would be costly
+
+
+def _decimal(value: object, field: str, maximum: Fraction) -> Fraction:
+    """An ε-like decimal, exactly as written: 0.1 is 1/10, not the float next to it.
+
+    Only decimal notation counts; YAML's hex, octal (leading 0), 1_000 and 1:30 forms are
+    refused rather than read in a way the author may not have meant.
+    """
+    number = None
+    if isinstance(value, YamlScalar) and value.is_number:
+        number = _exact(value.text)
+    elif isinstance(value, float):
+        number = _exact(repr(value))  # the shortest text that reads back as this float
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = Fraction(value)
+    if (
+        number is None
+        or not EPSILON_MIN <= number <= maximum
+        or (number * 10**EPSILON_DECIMALS).denominator != 1
+    ):
+        raise SurveyDefinitionError(
+            f"must be a number from {_format_decimal(EPSILON_MIN)} to "
+            f"{_format_decimal(maximum)} with at most {EPSILON_DECIMALS} decimals "
+            f"(got {_number_got(value)})",
+            field,
+        )
+    return number
+
+
+def _exact(text: str) -> Fraction | None:
+    if len(text) > _MAX_NUMBER_TEXT or not _DECIMAL_NUMBER.fullmatch(text):
+        return None  # nan, inf, hex, ...
+    exponent = text.lower().partition("e")[2]
+    if exponent and abs(int(exponent)) > _MAX_NUMBER_TEXT:
+        return None  # far out of any range
+    return Fraction(text)
+
+
+def _whole_number(value: object, field: str) -> int:
+    """min and max are integers as written: 1.0 is refused, since a number question
+    collects whole numbers and 1.0 hints that the author expects decimals."""
+    number = None
+    if (
+        isinstance(value, YamlScalar)
+        and value.is_integer
+        and len(value.text) <= _MAX_NUMBER_TEXT
+        and _WHOLE_NUMBER.fullmatch(value.text)
+    ):
+        number = int(value.text)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    if number is None or abs(number) > MAX_NUMBER_MAGNITUDE:
+        raise SurveyDefinitionError(
+            f"must be a whole number from {-MAX_NUMBER_MAGNITUDE} to {MAX_NUMBER_MAGNITUDE} "
+            f"(got {_number_got(value)})",
+            field,
+        )
+    return number
+
+
+def _check_reports_fit(space: AnswerSpace, epsilon: Fraction | None, name: str, field: str) -> None:
+    """Refuse a mechanism whose honest reports could be too large to store.
+
+    The form accepts the reports an honest browser sends except with probability 2^-60
+    (its ``report_range``); past ``LARGEST_REPORT`` some would be refused instead, and a
+    respondent who sent again would spend fresh noise on the same answer. The mechanism
+    says why, in the import's words (``storage_problem``).
+    """
+    problem = mechanism_for(space, epsilon, name).storage_problem(LARGEST_REPORT)
+    if problem is not None:
+        raise SurveyDefinitionError(problem, f"{field}.mechanism")
+
+
+def _number_got(value: object) -> str:
+    """A number is shown as written; anything else by its kind (text by its value too,
+    since "0.5" in quotes looks just like a number in the file)."""
+    if isinstance(value, YamlScalar) and value.is_number:
+        return value.text
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, str):
+        return f"the text {_shorten(value)}"
+    return _describe(value)
+
+
+def _format_decimal(number: Fraction) -> str:
+    """A decimal with at most EPSILON_DECIMALS places, without trailing zeros."""
+    return f"{float(number):.{EPSILON_DECIMALS}f}".rstrip("0").rstrip(".")
+
+
+def _boolean(value: object, field: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, YamlScalar) and value.is_boolean:
+        return value.is_true
+    got = f"the text {_shorten(value)}" if isinstance(value, str) else _describe(value)
+    raise SurveyDefinitionError(f"must be true or false (got {got})", field)
+
+
+def _describe(value: object) -> str:
+    """Names the kind of a value for error messages, in the file author's terms."""
+    if isinstance(value, YamlScalar):
+        return value.kind
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a string"
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    """repr() escapes control characters; long values are cut so the message stays readable."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else f"{shown[: limit - 3]}..."
