@@ -47,6 +47,35 @@ def small_share_variance(p_true: Fraction, p_false: Fraction) -> float:
     return float(p_false * (1 - p_false) / (p_true - p_false) ** 2)
 
 
+class ShareRates:
+    """What a share mechanism derives from its two exact rates (``exact_rates``: a member
+    of the category reported in it, a non-member reported in it): the float rates the
+    estimators use, the variance per report of the unbiased share at a share of 0, and
+    ``auto``'s score, that variance (rare categories are where precision matters most)."""
+
+    @property
+    def exact_rates(self) -> tuple[Fraction, Fraction]:
+        raise NotImplementedError
+
+    @property
+    def p_true(self) -> float:
+        return float(self.exact_rates[0])
+
+    @property
+    def p_false(self) -> float:
+        return float(self.exact_rates[1])
+
+    @property
+    def small_share_variance(self) -> float:
+        return small_share_variance(*self.exact_rates)
+
+    @property
+    def auto_score(self) -> float:
+        """For k options: GRR's (e^ε + k - 2)/(e^ε - 1)² per report against unary
+        encoding's 4e^ε/(e^ε - 1)², so ``auto`` picks GRR for few options."""
+        return self.small_share_variance
+
+
 def forced_known(p_true: Fraction, p_false: Fraction, outcome: str | None) -> dict[str, Any]:
     """R ``rr``'s forced-response design for a randomized share.
 

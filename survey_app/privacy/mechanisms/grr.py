@@ -29,6 +29,7 @@ from ..rationals import (
 from ..wire import Report, ReportFormat
 from ..words import Share, Text, lazy_gettext, lazy_ngettext
 from ._shares import (
+    ShareRates,
     check_k,
     forced_known,
     option,
@@ -37,7 +38,6 @@ from ._shares import (
     option_texts,
     share_influence,
     simulated_options,
-    small_share_variance,
 )
 from .cells import TallyCell
 from .central_counting import CentralCounting
@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # NumPy only simulates: the real sampler never sees it
 
 
 @dataclass(frozen=True)
-class GeneralizedRandomizedResponse(MechanismDefaults):
+class GeneralizedRandomizedResponse(ShareRates, MechanismDefaults):
     """k-ary randomized response: keep the true option with ``keep_probability`` p, else
     report one of the other k - 1 uniformly, each with q = (1 - p)/(k - 1). ε = ln(p/q).
     """
@@ -120,26 +120,8 @@ class GeneralizedRandomizedResponse(MechanismDefaults):
         return epsilon_of_ratio(self.keep_probability / self.other_probability)
 
     @property
-    def p_true(self) -> float:
-        return float(self.keep_probability)
-
-    @property
-    def p_false(self) -> float:
-        return float(self.other_probability)
-
-    @property
     def exact_rates(self) -> tuple[Fraction, Fraction]:
         return self.keep_probability, self.other_probability
-
-    @property
-    def small_share_variance(self) -> float:
-        return small_share_variance(*self.exact_rates)
-
-    @property
-    def auto_score(self) -> float:
-        """Rare options are where precision matters most: their variance, (e^ε + k - 2)/
-        (e^ε - 1)² per report against unary encoding's 4e^ε/(e^ε - 1)²."""
-        return self.small_share_variance
 
     def report_range(self) -> tuple[int, int]:
         """An option's index: 0 to k - 1."""

@@ -28,12 +28,12 @@ from ..rationals import (
 from ..wire import Report, ReportFormat
 from ..words import Share, Text, lazy_gettext
 from ._shares import (
+    ShareRates,
     check_k,
     forced_known,
     option,
     share_influence,
     simulated_options,
-    small_share_variance,
 )
 from .cells import ANSWERED, CellRule, TallyCell
 from .central_counting import CentralCounting
@@ -48,7 +48,7 @@ MAX_AUDITED_BITS = 12
 
 
 @dataclass(frozen=True)
-class OptimizedUnaryEncoding(MechanismDefaults):
+class OptimizedUnaryEncoding(ShareRates, MechanismDefaults):
     """Optimized unary encoding: k bits; the true option's bit is 1 with ``one_probability``
     (1/2), every other bit is 1 with ``flip_to_one_probability`` q = 1/(e^ε + 1).
 
@@ -125,24 +125,8 @@ class OptimizedUnaryEncoding(MechanismDefaults):
         return epsilon_of_ratio(p * (1 - q) / (q * (1 - p)))
 
     @property
-    def p_true(self) -> float:
-        return float(self.one_probability)
-
-    @property
-    def p_false(self) -> float:
-        return float(self.flip_to_one_probability)
-
-    @property
     def exact_rates(self) -> tuple[Fraction, Fraction]:
         return self.one_probability, self.flip_to_one_probability
-
-    @property
-    def small_share_variance(self) -> float:
-        return small_share_variance(*self.exact_rates)
-
-    @property
-    def auto_score(self) -> float:
-        return self.small_share_variance
 
     def report_range(self) -> tuple[int, int]:
         """Each of the k bits is 0 or 1 (an honest device can set all of them)."""

@@ -29,7 +29,7 @@ from ..rationals import (
 )
 from ..wire import Report, ReportFormat
 from ..words import Share, Text, lazy_gettext
-from ._shares import forced_known, share_influence
+from ._shares import ShareRates, forced_known, share_influence
 from .cells import ANSWERED, CellRule, TallyCell
 from .central_counting import CentralCounting, where_one
 from .interface import MechanismDefaults
@@ -42,7 +42,7 @@ MECHANISM_NAME = "two_coin_randomized_response"
 
 
 @dataclass(frozen=True)
-class TwoCoinDesign(MechanismDefaults):
+class TwoCoinDesign(ShareRates, MechanismDefaults):
     """The parameters of the two-coin mechanism.
 
     ``truth_probability`` is t, the chance the first coin says "answer truthfully";
@@ -137,26 +137,9 @@ class TwoCoinDesign(MechanismDefaults):
         return float(self.probability(True, False))
 
     @property
-    def p_true(self) -> float:
-        return self.p_yes_given_yes
-
-    @property
-    def p_false(self) -> float:
-        return self.p_yes_given_no
-
-    @property
     def exact_rates(self) -> tuple[Fraction, Fraction]:
         """(t + (1 - t)f, (1 - t)f): a yes reported as yes, a no reported as yes."""
         return self.probability(True, True), self.probability(True, False)
-
-    @property
-    def small_share_variance(self) -> float:
-        p0, slope = self.probability(True, False), self._t
-        return float(p0 * (1 - p0) / slope**2)
-
-    @property
-    def auto_score(self) -> float:
-        return self.small_share_variance
 
     @property
     def epsilon(self) -> float:
