@@ -118,7 +118,10 @@ SETTINGS: tuple[Setting, ...] = (
         "BASE_URL",
         "http://127.0.0.1:5000",
         "The public address of the app, used in the invitation links `survey-app invite` writes "
-        "and the public results address `survey-app publish` prints.",
+        "and the public results address `survey-app publish` prints. Set to anything but the "
+        "default, it is also the address the research pages show and build links on (with a "
+        "warning when you browse elsewhere); left at the default, they use the address you "
+        "browse on.",
     ),
     Setting(
         "SESSION_COOKIE_SECURE",

@@ -37,6 +37,7 @@ from survey_app.web.i18n import (
 from survey_app.web.research.publishing import epsilon_shown
 from survey_app.web.research.routes import MECHANISM_NAMES, METHOD_NAMES, STATUS_NAMES
 from survey_app.web.respond.wording import error_wording, stored_day, typing_examples
+from survey_app.web.survey_address import address_qr, differing_base, survey_address
 
 HELPERS: tuple[Callable[..., Any], ...] = (
     # The respondent's page: the wire values of options and numbers, and the thank-you
@@ -62,6 +63,10 @@ HELPERS: tuple[Callable[..., Any], ...] = (
     # The language switcher, on every page.
     current_language,
     language_links,
+    # A survey's address, its QR code and the base-address warning (survey_address.py).
+    survey_address,
+    address_qr,
+    differing_base,
 )
 
 WORDS = {

@@ -283,7 +283,8 @@ def test_invitation_links_are_shown_once_and_work(
     assert made.status_code == 200
     assert made.headers["Cache-Control"] == "no-store"
     page = made.get_data(as_text=True)
-    links = re.findall(rf"http://127\.0\.0\.1:5000/s/{OWNED}\?invitation=[\w-]+", page)
+    # Built on the address the researcher is using (the test client's), not BASE_URL's default.
+    links = re.findall(rf"http://localhost/s/{OWNED}\?invitation=[\w-]+", page)
     assert len(links) == 3 and len(set(links)) == 3
     assert invitation_count(database) == 3
     stored = {row[0] for row in database.execute("SELECT token_hash FROM invitations")}
@@ -291,7 +292,7 @@ def test_invitation_links_are_shown_once_and_work(
         token = link.rsplit("=", 1)[1]
         assert token not in stored and token not in str(stored)  # only hashes are kept
     respondent = studies.test_client()
-    path = links[0].removeprefix("http://127.0.0.1:5000")
+    path = links[0].removeprefix("http://localhost")
     form = hidden_fields(respondent.get(path).get_data(as_text=True))
     assert form.get("invitation") == links[0].rsplit("=", 1)[1]
     answered = respondent.post(f"/s/{OWNED}", data={**form, "burnout": "y"})

@@ -177,6 +177,7 @@ def test_every_researcher_page_passes_axe_and_fits_a_phone(
         "yes/no dashboard": f"/research/surveys/{YES_NO}",
         "mixed dashboard": f"/research/surveys/{MIXED}",
         "study controls": f"{study}/study",
+        "open study's address": f"/research/surveys/{YES_NO}/study",
         "open?": f"{study}/open",
         "close?": f"/research/surveys/{YES_NO}/close",
         "invite?": f"{study}/invite?count=3&lang={language}",
@@ -309,3 +310,16 @@ def test_the_owner_runs_the_study_from_the_browser(
     expect(owner.locator("#status")).to_contain_text("closed")
     closed = respondent.goto(live_server.url(links[1][links[1].index("/s/") :]))
     assert closed is not None and closed.status != 200
+
+
+def test_the_copy_button_puts_the_survey_address_on_the_clipboard(
+    live_server: LiveServer, surveys: None, new_context: Callable[..., Any]
+) -> None:
+    page = logged_in_page(new_context, live_server)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto(live_server.url(f"/research/surveys/{YES_NO}/study"))
+    address = live_server.url(f"/s/{YES_NO}")
+    expect(page.locator(".survey-address a.address")).to_have_text(address)
+    page.get_by_role("button", name="Copy the address").click()
+    expect(page.locator(".copied-status")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == address

@@ -55,6 +55,7 @@ from survey_app.web.research.studies import (
     study_summaries,
     viewers,
 )
+from survey_app.web.survey_address import public_base
 
 bp = Blueprint("dashboard", __name__)
 
@@ -297,8 +298,7 @@ def invite(slug: str) -> tuple[str, int] | str:
     asked = InviteForm(formdata=request.args, meta={"csrf": False})
     form = InviteForm()
     if form.validate_on_submit():
-        base = current_app.config["BASE_URL"]
-        links = invitation_links(get_db(), survey, form.count.data or 0, base)
+        links = invitation_links(get_db(), survey, form.count.data or 0, public_base())
         return render_template("research/study_links.html", survey=survey, links=links)
     if not asked.validate():
         return _study_page(
