@@ -116,12 +116,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "BASE_URL",
-        "http://127.0.0.1:5000",
-        "The public address of the app, used in the invitation links `survey-app invite` writes "
-        "and the public results address `survey-app publish` prints. Set to anything but the "
-        "default, it is also the address the research pages show and build links on (with a "
-        "warning when you browse elsewhere); left at the default, they use the address you "
-        "browse on.",
+        "",
+        "The app's public address (e.g. `https://surveys.example.org`). The research pages "
+        "show survey addresses and make invitation links on it, with a warning when you "
+        "browse on another; empty, they use the address you browse on. `survey-app invite` "
+        "and `publish` write their links on it (on `http://127.0.0.1:5000` when empty).",
     ),
     Setting(
         "SESSION_COOKIE_SECURE",
@@ -171,6 +170,16 @@ SETTINGS: tuple[Setting, ...] = (
         _parse_hash_method,
     ),
 )
+
+
+#: Where the commands' links point when ``BASE_URL`` is empty: ``survey-app run``'s address.
+COMMAND_LINE_BASE_URL = "http://127.0.0.1:5000"
+
+
+def command_line_base(configured: str) -> str:
+    """The base the command line builds links on (no request tells it the address in use):
+    ``BASE_URL``, or the development server's address when it is empty."""
+    return (configured or COMMAND_LINE_BASE_URL).rstrip("/")
 
 
 def load_settings(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:

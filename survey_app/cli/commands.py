@@ -21,7 +21,7 @@ from werkzeug.serving import make_server
 from survey_app import __version__
 from survey_app.cli.audit import audit_command
 from survey_app.cli.releases import COMMANDS as RELEASE_COMMANDS
-from survey_app.config import SettingError
+from survey_app.config import SettingError, command_line_base
 from survey_app.domain.definitions import load_definition
 from survey_app.domain.exports import aggregate_csv, codebook, responses_csv
 from survey_app.domain.question_estimates import survey_estimates
@@ -157,7 +157,7 @@ def invite_command(slug: str, count: int, output: str | None) -> None:
         raise click.ClickException(
             f"{slug} is open to anyone with its address; invitations need `access: invitation`"
         )
-    base = current_app.config["BASE_URL"].rstrip("/")
+    base = command_line_base(current_app.config["BASE_URL"])
     # The file is created before any invitation is: a file that cannot be written must
     # not leave the database holding invitations whose links nobody has.
     handle = sys.stdout if output is None else _open_owner_only(output, new=True)

@@ -8,6 +8,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
+from survey_app.config import command_line_base
 from survey_app.domain.figure_kinds import FigureKind
 from survey_app.domain.release_errors import (
     REFUSALS,
@@ -46,7 +47,7 @@ def _survey_or_fail(slug: str) -> Survey:
 
 def public_address(slug: str) -> str:
     """Where the public page is: under SURVEY_APP_BASE_URL, the app's public address."""
-    return f"{current_app.config['BASE_URL'].rstrip('/')}/results/{slug}"
+    return f"{command_line_base(current_app.config['BASE_URL'])}/results/{slug}"
 
 
 def _summary(ledger: Ledger) -> str:

@@ -1,8 +1,8 @@
 """Where a survey is answered: its full address, as the researcher sends it, and its QR code.
 
-The address is built on ``SURVEY_APP_BASE_URL`` when that was set, and otherwise on the
-address the researcher is using: the default base (``http://127.0.0.1:5000``) is right only
-for a server on that port, so links built on it pointed at the wrong server. The request's
+The address is built on ``SURVEY_APP_BASE_URL`` when that is set, and otherwise on the
+address the researcher is using (a fixed default is right only for a server at that
+address: links built on one pointed at the wrong server). The request's
 host is safe to echo only to the researcher who sent it; with ``SURVEY_APP_TRUSTED_HOSTS``
 set, Flask refuses any other Host before a page is built.
 """
@@ -13,15 +13,10 @@ import segno
 from flask import current_app, request, url_for
 from markupsafe import Markup
 
-from survey_app.config import SETTINGS
-
-DEFAULT_BASE_URL = next(setting.default for setting in SETTINGS if setting.name == "BASE_URL")
-
 
 def _configured_base() -> str | None:
-    """``SURVEY_APP_BASE_URL`` when it was set to something other than its default."""
-    base = str(current_app.config["BASE_URL"]).rstrip("/")
-    return None if base == DEFAULT_BASE_URL.rstrip("/") else base
+    """``SURVEY_APP_BASE_URL`` when it is set (empty by default)."""
+    return str(current_app.config["BASE_URL"]).rstrip("/") or None
 
 
 def _request_base() -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from survey_app import create_app
-from survey_app.config import SETTINGS, instance_secret_key, load_settings
+from survey_app.config import SETTINGS, command_line_base, instance_secret_key, load_settings
 from tests.support.paths import ROOT
 
 OPERATING = ROOT / "docs" / "operating.md"
@@ -114,3 +114,11 @@ def test_blas_runs_one_thread_per_worker_unless_the_operator_says(preset, expect
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == expected
+
+
+def test_the_commands_link_to_the_development_address_when_base_url_is_empty():
+    """No request tells a command the address in use: an empty BASE_URL (the default, under
+    which the pages use the address being browsed) means ``survey-app run``'s address."""
+    assert load_settings({})["BASE_URL"] == ""
+    assert command_line_base("") == "http://127.0.0.1:5000"
+    assert command_line_base("https://surveys.example.org/") == "https://surveys.example.org"
