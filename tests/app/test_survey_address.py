@@ -53,6 +53,17 @@ def test_the_study_page_shows_the_address_the_researcher_uses_and_its_qr_code(
     assert WARNING not in text and "127.0.0.1:5000" not in text
 
 
+def test_the_dashboard_shows_an_open_survey_s_address_without_its_qr_code(
+    studies: Flask,  # noqa: F811 (the fixture)
+) -> None:
+    page = researcher_at(studies, f"http://{HOST}/").get(f"/research/surveys/{OPEN_OWNED}")
+    text = page.get_data(as_text=True)
+    address = f"http://{HOST}/s/{OPEN_OWNED}"
+    assert page.status_code == 200
+    assert f'href="{address}">{address}</a>' in text and "copy.js" in text
+    assert "QR code of the address" not in text  # the study page has it; the dashboard, plots
+
+
 def test_the_list_shows_the_address_of_open_surveys_anyone_may_answer(
     studies: Flask,  # noqa: F811 (the fixture)
 ) -> None:
