@@ -4,7 +4,6 @@ every question alike."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,8 +24,7 @@ from ._shares import (
     simulated_options,
 )
 from .cells import TallyCell
-from .interface import MechanismDefaults
-from .plain import DESCRIPTION, EXPORT_ENCODING, PLAIN_NAME, RESEARCHER_NAME, RESPONDENT_NAME
+from .plain import PlainDefaults
 
 if TYPE_CHECKING:  # NumPy only simulates: the real sampler never sees it
     import numpy as np
@@ -34,22 +32,16 @@ if TYPE_CHECKING:  # NumPy only simulates: the real sampler never sees it
 
 
 @dataclass(frozen=True)
-class PlainChoice(MechanismDefaults):
+class PlainChoice(PlainDefaults):
     """A plain (not sensitive) choice: stored as given. No protection, so ε is infinite."""
 
     k: int
-    name: ClassVar[str] = PLAIN_NAME
-    randomized: ClassVar[bool] = False
     question_type: ClassVar[QuestionType] = QuestionType.CHOICE
-    browser_script: ClassVar[str | None] = None
     report_format: ClassVar[ReportFormat] = ReportFormat.OPTION
-    respondent_name: ClassVar[Text] = RESPONDENT_NAME
-    researcher_name: ClassVar[Text] = RESEARCHER_NAME
     p_true: ClassVar[float] = 1.0
     p_false: ClassVar[float] = 0.0
     exact_rates: ClassVar[tuple[Fraction, Fraction]] = (Fraction(1), Fraction(0))
     small_share_variance: ClassVar[float] = 0.0
-    auto_score: ClassVar[float] = 0.0
 
     def __post_init__(self) -> None:
         check_k(self.k)
@@ -70,10 +62,6 @@ class PlainChoice(MechanismDefaults):
 
     def parameters(self) -> dict[str, object]:
         return {"mechanism": self.name, "k": self.k}
-
-    @property
-    def epsilon(self) -> float:
-        return math.inf
 
     def report_range(self) -> tuple[int, int]:
         """The option's index itself: 0 to k - 1."""
@@ -98,19 +86,9 @@ class PlainChoice(MechanismDefaults):
     def tally_cells(self) -> tuple[TallyCell, ...]:
         return option_cells(self.k)
 
-    def central_counting(self) -> None:
-        """None: nothing is randomized, so the sensitive questions' release leaves it out."""
-        return None
-
     def export_cells(self, stored: int | str, options: Sequence[str]) -> list[object]:
         """The chosen option's text."""
         return [options[int(stored)]]
-
-    def export_encoding(self, key: str, options: Sequence[str]) -> str:
-        return EXPORT_ENCODING
-
-    def description(self) -> Text:
-        return DESCRIPTION
 
     def report_texts(
         self, report: Report | None, options: Sequence[str]

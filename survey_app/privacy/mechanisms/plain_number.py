@@ -4,7 +4,6 @@ every question alike."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -25,8 +24,7 @@ from ._ranges import (
     simulated_numbers,
 )
 from .cells import TallyCell
-from .interface import MechanismDefaults
-from .plain import DESCRIPTION, EXPORT_ENCODING, PLAIN_NAME, RESEARCHER_NAME, RESPONDENT_NAME
+from .plain import PlainDefaults
 
 if TYPE_CHECKING:  # NumPy only simulates: the real sampler never sees it
     import numpy as np
@@ -34,24 +32,18 @@ if TYPE_CHECKING:  # NumPy only simulates: the real sampler never sees it
 
 
 @dataclass(frozen=True)
-class PlainNumber(MechanismDefaults):
+class PlainNumber(PlainDefaults):
     """A plain (not sensitive) number: stored as given. No protection, so ε is infinite."""
 
     min: int
     max: int
-    name: ClassVar[str] = PLAIN_NAME
-    randomized: ClassVar[bool] = False
     question_type: ClassVar[QuestionType] = QuestionType.NUMBER
-    browser_script: ClassVar[str | None] = None
     # Padded like a randomized number, so a POST's size says nothing either way.
     report_format: ClassVar[ReportFormat] = ReportFormat.PADDED_NUMBER
-    respondent_name: ClassVar[Text] = RESPONDENT_NAME
-    researcher_name: ClassVar[Text] = RESEARCHER_NAME
     value_offset: ClassVar[float] = 0.0
     value_scale: ClassVar[float] = 1.0
     bit_rates: ClassVar[tuple[float, float] | None] = None
     worst_answer_variance: ClassVar[float] = 0.0  # the answer itself: no noise
-    auto_score: ClassVar[float] = 0.0
 
     def __post_init__(self) -> None:
         check_range(self.min, self.max)
@@ -76,10 +68,6 @@ class PlainNumber(MechanismDefaults):
 
     def parameters(self) -> dict[str, object]:
         return {"mechanism": self.name, "min": self.min, "max": self.max}
-
-    @property
-    def epsilon(self) -> float:
-        return math.inf
 
     @property
     def worst_case_variance(self) -> float:
@@ -107,16 +95,6 @@ class PlainNumber(MechanismDefaults):
 
     def tally_cells(self) -> tuple[TallyCell, ...]:
         return MEAN_CELLS
-
-    def central_counting(self) -> None:
-        """None: nothing is randomized, so the sensitive questions' release leaves it out."""
-        return None
-
-    def export_encoding(self, key: str, options: Sequence[str]) -> str:
-        return EXPORT_ENCODING
-
-    def description(self) -> Text:
-        return DESCRIPTION
 
     def report_texts(
         self, report: Report | None, options: Sequence[str]
