@@ -34,6 +34,7 @@ from survey_app.privacy.groups import (
     MIN_GROUP_SIZE,
     Difference,
     GroupCount,
+    GroupEstimate,
     GroupSums,
     GroupTooSmallError,
     estimate_by_group,
@@ -165,28 +166,6 @@ class Group:
 
 
 @dataclass(frozen=True)
-class GroupRow:
-    """One row of the table: a group, several small groups pooled, or a withheld group
-    (``n`` and ``estimate`` None)."""
-
-    groups: tuple[Group, ...]
-    n: int | None
-    estimate: Estimate | MeanEstimate | None
-
-    @property
-    def pooled(self) -> bool:
-        return len(self.groups) > 1
-
-    @property
-    def withheld(self) -> bool:
-        return self.estimate is None
-
-    @property
-    def status(self) -> str:
-        return "withheld" if self.withheld else "pooled" if self.pooled else "shown"
-
-
-@dataclass(frozen=True)
 class CategoryGroups:
     """One category ("yes", or one option) by group, and the chosen difference.
 
@@ -196,7 +175,7 @@ class CategoryGroups:
 
     category: str  # "yes", or the option's text
     option: int | None
-    rows: tuple[GroupRow, ...]
+    rows: tuple[GroupEstimate[Group], ...]  # groups named by their records
     difference: Difference | None = None
     difference_refused: str | None = None
 
@@ -296,9 +275,7 @@ def _shares(
     for index in options:
         tallies = _group_counts(question, answered_counts, index)
         estimates = estimate_by_group(tallies, mechanism, confidence, method)
-        rows = tuple(
-            GroupRow(tuple(groups[g] for g in e.groups), e.n, e.estimate) for e in estimates
-        )
+        rows = tuple(e.relabelled(groups.__getitem__) for e in estimates)
         difference, refused = None, None
         if chosen is not None:
             try:
@@ -330,8 +307,7 @@ def _means(
         )
 
     rows = tuple(
-        GroupRow(tuple(groups[g] for g in e.groups), e.n, e.estimate)
-        for e in means_by_group(sums, mechanism, confidence)
+        e.relabelled(groups.__getitem__) for e in means_by_group(sums, mechanism, confidence)
     )
     difference, refused = None, None
     if chosen is not None:

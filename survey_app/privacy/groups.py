@@ -41,7 +41,7 @@ import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -80,17 +80,19 @@ class GroupSums(NamedTuple):
 
 
 Tally = TypeVar("Tally", GroupCount, GroupSums)
+Label = TypeVar("Label")
+NewLabel = TypeVar("NewLabel")
 
 
 @dataclass(frozen=True)
-class GroupEstimate:
+class GroupEstimate(Generic[Label]):
     """The estimate for ``groups``: one group, or several small ones pooled together.
 
     ``n`` and ``estimate`` are None when the group has fewer than ``MIN_GROUP_SIZE``
     respondents: ``withheld`` then says so, and neither its size nor its estimate is shown.
     """
 
-    groups: tuple[str, ...]
+    groups: tuple[Label, ...]
     n: int | None
     estimate: Estimate | MeanEstimate | None
 
@@ -101,6 +103,15 @@ class GroupEstimate:
     @property
     def withheld(self) -> bool:
         return self.estimate is None
+
+    @property
+    def status(self) -> str:
+        """What a table row shows: "withheld", "pooled" or "shown"."""
+        return "withheld" if self.withheld else "pooled" if self.pooled else "shown"
+
+    def relabelled(self, label: Callable[[Label], NewLabel]) -> GroupEstimate[NewLabel]:
+        """The same estimate with its groups named otherwise (the app's group records)."""
+        return GroupEstimate(tuple(label(group) for group in self.groups), self.n, self.estimate)
 
 
 @dataclass(frozen=True)
@@ -141,7 +152,7 @@ def estimate_by_group(
     confidence: float = 0.95,
     method: str = DEFAULT_INTERVAL_METHOD,
     min_size: int = MIN_GROUP_SIZE,
-) -> tuple[GroupEstimate, ...]:
+) -> tuple[GroupEstimate[str], ...]:
     """Each group's share estimate, in the order of ``counts``; small groups pooled.
 
     Groups with at least ``min_size`` respondents are estimated alone. The smaller ones
@@ -161,7 +172,7 @@ def means_by_group(
     mechanism: NumericMechanism,
     confidence: float = 0.95,
     min_size: int = MIN_GROUP_SIZE,
-) -> tuple[GroupEstimate, ...]:
+) -> tuple[GroupEstimate[str], ...]:
     """Each group's mean of a number question, pooled and withheld like the shares.
 
     Within a group the reports are what they are everywhere, so each group's mean is the
@@ -174,11 +185,11 @@ def _by_group(
     tallies: Mapping[str, Tally],
     estimate: Callable[[Tally], Estimate | MeanEstimate],
     min_size: int,
-) -> tuple[GroupEstimate, ...]:
+) -> tuple[GroupEstimate[str], ...]:
     min_size = operator.index(min_size)
     if min_size < 1:
         raise ValueError("the minimum group size must be at least 1")
-    shown: list[GroupEstimate] = []
+    shown: list[GroupEstimate[str]] = []
     small: dict[str, Tally] = {}
     for group, tally in tallies.items():
         if tally.n >= min_size:
