@@ -379,6 +379,50 @@ def _budget_changes_and_exact_estimates(db: sqlite_utils.Database) -> None:
         )
 
 
+def _people_listing_retention(db: sqlite_utils.Database) -> None:
+    """Administrators and deactivated accounts, single-use password links, an owner for
+    every survey, the front-page listing as the owner's choice, retention dates, and a
+    record of what was deleted and by whom.
+
+    The first account becomes the administrator and the owner of every survey nobody
+    owned (those were visible to every researcher). Surveys that were on the front page
+    stay there (``listed``), so an upgrade does not hide a running study; new ones are not
+    listed until their owner says so. ``events`` never holds an answer: who did what to
+    which survey or account, and when.
+    """
+    db.executescript(
+        """
+        ALTER TABLE researchers ADD COLUMN role TEXT NOT NULL DEFAULT 'researcher'
+            CHECK (role IN ('researcher', 'admin'));
+        ALTER TABLE researchers ADD COLUMN active INTEGER NOT NULL DEFAULT 1
+            CHECK (active IN (0, 1));
+        -- A link to set a password (a new account, or a reset): kept only as a hash,
+        -- used once, until expires_at (seconds since the epoch).
+        CREATE TABLE password_links (
+            token_hash TEXT PRIMARY KEY,
+            researcher_id INTEGER NOT NULL REFERENCES researchers(id),
+            expires_at REAL NOT NULL
+        );
+        ALTER TABLE surveys ADD COLUMN listed INTEGER NOT NULL DEFAULT 0
+            CHECK (listed IN (0, 1));
+        UPDATE surveys SET listed = 1 WHERE status = 'open' AND access = 'open';
+        ALTER TABLE surveys ADD COLUMN retain_until TEXT;        -- ISO date; NULL: none
+        ALTER TABLE surveys ADD COLUMN keep_public_figures INTEGER NOT NULL DEFAULT 0
+            CHECK (keep_public_figures IN (0, 1));
+        ALTER TABLE surveys ADD COLUMN destroyed_on TEXT;        -- ISO date, once destroyed
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            happened_at TEXT NOT NULL,  -- UTC, ISO 8601, seconds
+            actor TEXT NOT NULL,        -- a username, or 'command line'
+            action TEXT NOT NULL,
+            subject TEXT NOT NULL       -- a survey's slug and title, or a username
+        );
+        UPDATE researchers SET role = 'admin' WHERE id = (SELECT min(id) FROM researchers);
+        UPDATE surveys SET owner_id = (SELECT min(id) FROM researchers) WHERE owner_id IS NULL;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -390,6 +434,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _count_snapshots,
     _count_snapshot_uses_and_leases,
     _budget_changes_and_exact_estimates,
+    _people_listing_retention,
 )
 
 

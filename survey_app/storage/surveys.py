@@ -506,3 +506,11 @@ def survey_response_count(db: sqlite_utils.Database, survey: Survey) -> int:
 
 def count_surveys(db: sqlite_utils.Database) -> int:
     return int(db.execute("SELECT count(*) FROM surveys").fetchone()[0])
+
+
+def adopt_ownerless_surveys(db: sqlite_utils.Database, owner_id: int) -> int:
+    """Give every survey nobody owns to this researcher (the first account): surveys
+    stored before any account existed, such as the example. Call inside the write
+    transaction that creates the account. Returns how many were adopted."""
+    cursor = db.execute("UPDATE surveys SET owner_id = ? WHERE owner_id IS NULL", [owner_id])
+    return int(cursor.rowcount)
