@@ -157,7 +157,7 @@ def test_a_version_5_database_gains_languages_without_losing_anything(tmp_path) 
     db.conn.close()
 
     db = connect(path)
-    assert migrate(db) == len(MIGRATIONS) == 10
+    assert migrate(db) == len(MIGRATIONS) == 11
     assert (
         db.execute(
             "SELECT id, slug, title, description, created_on, owner_id, status, access, consent, "
@@ -186,3 +186,35 @@ def test_a_version_5_database_gains_languages_without_losing_anything(tmp_path) 
     )
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_version_10_database_gains_an_administrator_and_owners(tmp_path) -> None:
+    """The first account becomes the administrator and owns what nobody owned; surveys on the
+    front page stay listed (an upgrade hides no running study), the rest are not listed."""
+    from survey_app.storage.database import MIGRATIONS, connect, migrate, write_transaction
+
+    db = connect(tmp_path / "v10.db")
+    for version, step in enumerate(MIGRATIONS[:10]):
+        with write_transaction(db):
+            step(db)
+            db.execute(f"PRAGMA user_version = {version + 1}")
+    db.executescript(
+        """
+        INSERT INTO researchers (id, username, password_hash, created_on)
+            VALUES (3, 'first', 'x', '2026-01-01'), (5, 'second', 'x', '2026-01-02');
+        INSERT INTO surveys (id, slug, title, created_on, status, access, owner_id) VALUES
+            (1, 'public', 'P', '2026-01-01', 'open', 'open', NULL),
+            (2, 'invited', 'I', '2026-01-01', 'open', 'invitation', 5),
+            (3, 'drafted', 'D', '2026-01-01', 'draft', 'open', NULL);
+        """
+    )
+    assert migrate(db) == 11
+    assert db.execute("SELECT username, role, active FROM researchers ORDER BY id").fetchall() == [
+        ("first", "admin", 1),
+        ("second", "researcher", 1),
+    ]
+    assert db.execute("SELECT slug, owner_id, listed FROM surveys ORDER BY id").fetchall() == [
+        ("public", 3, 1),
+        ("invited", 5, 0),
+        ("drafted", 3, 0),
+    ]
