@@ -33,6 +33,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -125,12 +126,8 @@ def _wait_until_healthy(url: str, server: subprocess.Popen[bytes], log: Path) ->
     pytest.fail(f"{url} did not answer within {STARTUP_SECONDS} s:\n{log.read_text()}")
 
 
-@pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """gunicorn with the example survey on a fresh database, for the whole session."""
-    workdir = tmp_path_factory.mktemp("live-server")
-    db_path = workdir / "survey.db"
-    env = {
+def _server_environment(db_path: Path) -> dict[str, str]:
+    return {
         **os.environ,
         "SURVEY_APP_DATABASE": str(db_path),
         "SURVEY_APP_SECRET_KEY": SECRET_KEY,
@@ -139,9 +136,11 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         # The checkout under test, whether or not it was pip-installed.
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
-    imported = _run_cli(("import-survey", str(EXAMPLE)), cwd=workdir, env=env)
-    assert imported.strip() == SLUG
 
+
+@contextmanager
+def _served(workdir: Path, env: dict[str, str]) -> Iterator[LiveServer]:
+    """gunicorn on a free port over ``env``'s database, until the block ends."""
     port = _free_port()
     log = workdir / "gunicorn.log"
     with open(log, "wb") as log_file:
@@ -168,6 +167,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     base_url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_healthy(base_url + "/healthz", server, log)
+        db_path = Path(env["SURVEY_APP_DATABASE"])
         yield LiveServer(base_url=base_url, db_path=db_path, workdir=workdir, env=env)
     finally:
         server.terminate()
@@ -176,6 +176,26 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """gunicorn with the example survey on a fresh database, for the whole session."""
+    workdir = tmp_path_factory.mktemp("live-server")
+    env = _server_environment(workdir / "survey.db")
+    imported = _run_cli(("import-survey", str(EXAMPLE)), cwd=workdir, env=env)
+    assert imported.strip() == SLUG
+    with _served(workdir, env) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def empty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """gunicorn on a database with nothing in it, no survey and no account, for one test
+    module: a study from its very first step (the first account is the administrator)."""
+    workdir = tmp_path_factory.mktemp("empty-server")
+    with _served(workdir, _server_environment(workdir / "survey.db")) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
