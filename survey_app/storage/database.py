@@ -423,6 +423,32 @@ def _people_listing_retention(db: sqlite_utils.Database) -> None:
     )
 
 
+def _survey_ids_never_reused(db: sqlite_utils.Database) -> None:
+    """Survey ids are never given out twice, now that surveys can be deleted.
+
+    Each worker keeps a survey's joint counts in memory under its id (``crosstabs.py``);
+    without AUTOINCREMENT SQLite gives a deleted survey's id to the next survey, whose
+    counts another worker could then start from the deleted one's. SQLite cannot add
+    AUTOINCREMENT to a table, so the table is rebuilt from its own definition (SQLite's
+    documented procedure: ``migrate`` turns foreign keys off around it and checks them
+    before committing).
+    """
+    (definition,) = db.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'surveys'"
+    ).fetchone()
+    rebuilt = definition.replace("CREATE TABLE surveys", "CREATE TABLE surveys_v12", 1).replace(
+        "id INTEGER PRIMARY KEY,", "id INTEGER PRIMARY KEY AUTOINCREMENT,", 1
+    )
+    db.execute(rebuilt)
+    db.executescript(
+        """
+        INSERT INTO surveys_v12 SELECT * FROM surveys;
+        DROP TABLE surveys;
+        ALTER TABLE surveys_v12 RENAME TO surveys;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -435,6 +461,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _count_snapshot_uses_and_leases,
     _budget_changes_and_exact_estimates,
     _people_listing_retention,
+    _survey_ids_never_reused,
 )
 
 
@@ -515,14 +542,30 @@ def schema_version(db: sqlite_utils.Database) -> int:
 
 
 def migrate(db: sqlite_utils.Database) -> int:
-    """Apply every migration the database has not had yet; returns the new version."""
-    while schema_version(db) < len(MIGRATIONS):
-        with write_transaction(db):
-            version = schema_version(db)  # re-read under the lock: another worker may have won
-            if version < len(MIGRATIONS):
-                MIGRATIONS[version](db)
-                db.execute(f"PRAGMA user_version = {version + 1}")
+    """Apply every migration the database has not had yet; returns the new version.
+
+    Foreign keys are off while a migration runs (a pragma SQLite ignores inside a
+    transaction, so it is set around it), so that a table can be rebuilt under its own
+    name; every reference is checked before the migration commits.
+    """
+    db.execute("PRAGMA foreign_keys = OFF")
+    try:
+        while schema_version(db) < len(MIGRATIONS):
+            with write_transaction(db):
+                version = schema_version(db)  # re-read under the lock: another worker may have won
+                if version < len(MIGRATIONS):
+                    MIGRATIONS[version](db)
+                    _refuse_broken_references(db)
+                    db.execute(f"PRAGMA user_version = {version + 1}")
+    finally:
+        db.execute("PRAGMA foreign_keys = ON")
     return schema_version(db)
+
+
+def _refuse_broken_references(db: sqlite_utils.Database) -> None:
+    broken = db.execute("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise sqlite3.IntegrityError(f"a migration broke {len(broken)} references: {broken[:3]}")
 
 
 _migrated_paths: set[str] = set()

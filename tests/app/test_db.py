@@ -157,7 +157,7 @@ def test_a_version_5_database_gains_languages_without_losing_anything(tmp_path) 
     db.conn.close()
 
     db = connect(path)
-    assert migrate(db) == len(MIGRATIONS) == 11
+    assert migrate(db) == len(MIGRATIONS) == 12
     assert (
         db.execute(
             "SELECT id, slug, title, description, created_on, owner_id, status, access, consent, "
@@ -208,7 +208,7 @@ def test_a_version_10_database_gains_an_administrator_and_owners(tmp_path) -> No
             (3, 'drafted', 'D', '2026-01-01', 'draft', 'open', NULL);
         """
     )
-    assert migrate(db) == 11
+    assert migrate(db) == 12
     assert db.execute("SELECT username, role, active FROM researchers ORDER BY id").fetchall() == [
         ("first", "admin", 1),
         ("second", "researcher", 1),
@@ -218,3 +218,30 @@ def test_a_version_10_database_gains_an_administrator_and_owners(tmp_path) -> No
         ("invited", 5, 0),
         ("drafted", 3, 0),
     ]
+
+
+def test_a_deleted_surveys_id_is_never_given_out_again(tmp_path) -> None:
+    """Workers keep counts in memory by survey id: a new survey must not inherit one. The
+    rebuild keeps every survey, column and reference of a version-11 database."""
+    from survey_app.domain.definitions import parse_definition
+    from survey_app.storage.database import MIGRATIONS, connect, migrate, write_transaction
+    from survey_app.storage.destruction import delete_survey
+    from survey_app.storage.surveys import get_survey, store_survey
+
+    db = connect(tmp_path / "v11.db")
+    for version, step in enumerate(MIGRATIONS[:11]):
+        with write_transaction(db):
+            step(db)
+            db.execute(f"PRAGMA user_version = {version + 1}")
+    first = store_survey(db, parse_definition("slug: a\ntitle: A\nquestions: [{key: q, text: Q}]"))
+    last = store_survey(db, parse_definition("slug: b\ntitle: B\nquestions: [{key: q, text: Q}]"))
+    before = db.execute("SELECT * FROM surveys ORDER BY id").fetchall()
+    assert migrate(db) == 12
+    assert db.execute("SELECT * FROM surveys ORDER BY id").fetchall() == before
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert db.execute("PRAGMA foreign_keys").fetchone() == (1,)
+    stored_b = get_survey(db, "b")
+    assert stored_b is not None and stored_b.questions[0].key == "q"
+    delete_survey(db, stored_b, "test")
+    again = store_survey(db, parse_definition("slug: c\ntitle: C\nquestions: [{key: q, text: Q}]"))
+    assert again.id > last.id > first.id
