@@ -24,7 +24,18 @@ Which counts apply (SECURITY.md explains the choice):
 
 Sessions: logging in stores a random token's hash in ``researcher_sessions``; the session
 cookie holds the token. A session ends on logout (the row is deleted, so a copied cookie
-stops working), after an idle time, and at an absolute maximum age.
+stops working), after an idle time, and at an absolute maximum age. Every session of an
+account ends at once when it is deactivated or its password is reset or set from a link;
+changing one's own password ends every session but the one it was changed in.
+
+Roles: the first account ever created is an administrator and adopts every survey nobody
+owned; administrators add researchers, deactivate and reactivate them, reset passwords and
+make or unmake administrators, but never leave the app without an active administrator.
+A deactivated account, and one still waiting for its first password, logs in exactly as an
+unknown username does: refused with the same words after the same work. An account added
+in the browser gets no password but a single-use link to set one (``password_links``: only
+the token's hash, an expiry, one live link per account). Each change is recorded as an
+event (storage/events.py) in the transaction that makes it.
 """
 
 from __future__ import annotations
@@ -37,14 +48,17 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlite_utils
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from survey_app.config import DEFAULT_PASSWORD_HASH_METHOD
 from survey_app.storage.database import write_transaction
+from survey_app.storage.events import COMMAND_LINE, record_event
+from survey_app.storage.surveys import adopt_ownerless_surveys
 
 USERNAME_PATTERN = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 MIN_PASSWORD_LENGTH = 10
@@ -53,6 +67,12 @@ MIN_PASSWORD_LENGTH = 10
 _hashing = threading.Semaphore(1)
 # A session's last activity is written at most this often (each write takes the lock).
 SESSION_TOUCH_SECONDS = 60
+# How long a link to set a password stays usable: a week to find the mail and use it.
+PASSWORD_LINK_SECONDS = 7 * 24 * 3600
+ADMIN, RESEARCHER = "admin", "researcher"
+# Stored instead of a hash while an account waits for its first password (or after a
+# reset): no password hashes to it, and a login compares against the dummy hash instead.
+NO_PASSWORD = "!"  # noqa: S105 (a marker, not a password)
 
 
 def current_time() -> float:
@@ -64,10 +84,66 @@ def current_time() -> float:
 class Researcher:
     id: int
     username: str
+    is_admin: bool
+
+
+@dataclass(frozen=True)
+class Account:
+    """One line of the administrators' list of people."""
+
+    username: str
+    is_admin: bool
+    active: bool
+    has_password: bool  # False until the account's link is used
+    created_on: datetime.date
 
 
 class AccountError(ValueError):
-    """A username or password that cannot be used; the message says why."""
+    """An account change the rules refuse; the message says why (in the terminal's
+    English: each subclass is a fact the browser words in the page's language)."""
+
+
+class UsernameFormatError(AccountError):
+    def __init__(self) -> None:
+        super().__init__("usernames are 1-64 letters, digits and . _ @ -")
+
+
+class UsernameTakenError(AccountError):
+    def __init__(self, username: str) -> None:
+        super().__init__(f"researcher {username!r} already exists")
+        self.username = username
+
+
+class PasswordTooShortError(AccountError):
+    def __init__(self) -> None:
+        super().__init__(f"passwords need at least {MIN_PASSWORD_LENGTH} characters")
+
+
+class WrongPasswordError(AccountError):
+    def __init__(self) -> None:
+        super().__init__("the current password is wrong")
+
+
+class UnknownAccountError(AccountError):
+    def __init__(self, username: str) -> None:
+        super().__init__(f"no researcher named {username!r}")
+        self.username = username
+
+
+class LastAdministratorError(AccountError):
+    """The change would leave no active administrator to manage the accounts."""
+
+    def __init__(self, username: str) -> None:
+        super().__init__(f"{username!r} is the last active administrator")
+        self.username = username
+
+
+class OwnAccountError(AccountError):
+    """An administrator may not deactivate their own account or reset its password: they
+    would lock themselves out (their own password changes on their account page)."""
+
+    def __init__(self) -> None:
+        super().__init__("not on one's own account")
 
 
 class LoginThrottled(Exception):
@@ -162,44 +238,109 @@ def _password_matches(stored_hash: str | None, password: str, method: str) -> bo
 def check_new_username(db: sqlite_utils.Database, username: str) -> None:
     """Refuse a malformed or taken username before anyone is asked for a password."""
     if not USERNAME_PATTERN.fullmatch(username):
-        raise AccountError("usernames are 1-64 letters, digits and . _ @ -")
+        raise UsernameFormatError()
     if find_researcher(db, username) is not None:
-        raise _username_taken(username)
+        raise UsernameTakenError(username)
 
 
-def _username_taken(username: str) -> AccountError:
-    return AccountError(f"researcher {username!r} already exists")
-
-
-def create_researcher(db: sqlite_utils.Database, username: str, password: str) -> Researcher:
-    check_new_username(db, username)
+def _check_password_length(password: str) -> None:
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise AccountError(f"passwords need at least {MIN_PASSWORD_LENGTH} characters")
+        raise PasswordTooShortError()
+
+
+def create_researcher(
+    db: sqlite_utils.Database,
+    username: str,
+    password: str,
+    *,
+    admin: bool = False,
+    actor: str = COMMAND_LINE,
+) -> Researcher:
+    """A new account with this password (the operator's ``create-researcher``); the first
+    account ever is an administrator whatever ``admin`` says."""
+    check_new_username(db, username)
+    _check_password_length(password)
     password_hash = _hash_password(password, _hash_method())
     with write_transaction(db):
-        # Checked again inside the write: another process may have taken it meanwhile.
-        if db.execute("SELECT 1 FROM researchers WHERE username = ?", [username]).fetchone():
-            raise _username_taken(username)
-        researcher_id = db.execute(
-            "INSERT INTO researchers (username, password_hash, created_on) VALUES (?, ?, ?) "
-            "RETURNING id",
-            [username, password_hash, datetime.date.today().isoformat()],
+        return _insert_account(db, username, password_hash, admin, actor)
+
+
+def add_researcher(
+    db: sqlite_utils.Database, actor: Researcher, username: str, now: float
+) -> tuple[Researcher, str]:
+    """An administrator adds an account with no password; returns it and the token of its
+    single-use link to set one (only the token's hash is stored: show it now or never)."""
+    check_new_username(db, username)
+    with write_transaction(db):
+        researcher = _insert_account(db, username, NO_PASSWORD, False, actor.username)
+        return researcher, _new_password_link(db, researcher.id, now)
+
+
+def _insert_account(
+    db: sqlite_utils.Database, username: str, password_hash: str, admin: bool, actor: str
+) -> Researcher:
+    """Insert the account inside the caller's write transaction, recorded as an event.
+
+    The username is checked again here: another process may have taken it meanwhile. The
+    first account becomes the administrator and the owner of every survey nobody owned,
+    which until then any researcher could see.
+    """
+    if db.execute("SELECT 1 FROM researchers WHERE username = ?", [username]).fetchone():
+        raise UsernameTakenError(username)
+    first = db.execute("SELECT count(*) FROM researchers").fetchone()[0] == 0
+    is_admin = admin or first
+    researcher_id = int(
+        db.execute(
+            "INSERT INTO researchers (username, password_hash, created_on, role) "
+            "VALUES (?, ?, ?, ?) RETURNING id",
+            [
+                username,
+                password_hash,
+                datetime.date.today().isoformat(),
+                ADMIN if is_admin else RESEARCHER,
+            ],
         ).fetchone()[0]
-    return Researcher(id=int(researcher_id), username=username)
+    )
+    if first:
+        adopt_ownerless_surveys(db, researcher_id)
+    record_event(db, actor, "administrator added" if is_admin else "researcher added", username)
+    return Researcher(id=researcher_id, username=username, is_admin=is_admin)
 
 
-def get_researcher(db: sqlite_utils.Database, researcher_id: int) -> Researcher | None:
-    row = db.execute(
-        "SELECT id, username FROM researchers WHERE id = ?", [researcher_id]
-    ).fetchone()
-    return Researcher(id=row[0], username=row[1]) if row else None
+# A Researcher's columns, from the table aliased ``r``.
+_RESEARCHER_COLUMNS = "r.id, r.username, r.role = 'admin'"
+
+
+def _researcher(row: Sequence[Any]) -> Researcher:
+    """A Researcher from the columns of ``_RESEARCHER_COLUMNS``."""
+    return Researcher(id=row[0], username=row[1], is_admin=bool(row[2]))
 
 
 def find_researcher(db: sqlite_utils.Database, username: str) -> Researcher | None:
     row = db.execute(
-        "SELECT id, username FROM researchers WHERE username = ?", [username]
+        f"SELECT {_RESEARCHER_COLUMNS} FROM researchers r WHERE username = ?",  # noqa: S608
+        [username],
     ).fetchone()
-    return Researcher(id=row[0], username=row[1]) if row else None
+    return _researcher(row) if row else None
+
+
+def list_accounts(db: sqlite_utils.Database) -> list[Account]:
+    """Every account, administrators first, then by username."""
+    rows = db.execute(
+        "SELECT username, role = 'admin', active, password_hash != ?, created_on "
+        "FROM researchers ORDER BY role = 'admin' DESC, username",
+        [NO_PASSWORD],
+    ).fetchall()
+    return [
+        Account(
+            username=row[0],
+            is_admin=bool(row[1]),
+            active=bool(row[2]),
+            has_password=bool(row[3]),
+            created_on=datetime.date.fromisoformat(row[4]),
+        )
+        for row in rows
+    ]
 
 
 def _hashed(text: str) -> str:
@@ -273,6 +414,9 @@ def authenticate(
 ) -> Researcher | None:
     """The researcher these credentials belong to, or None; raises LoginThrottled.
 
+    A deactivated account, or one without a password yet, is looked up as an unknown
+    username is: its password checked against the dummy hash, then refused.
+
     ``trusted_device`` is the id from a device cookie the caller has verified belongs to
     this username: that browser then has its own count instead of the shared ones. A
     throttled attempt is refused before the password is even checked, so guessing faster
@@ -281,15 +425,17 @@ def authenticate(
     keys = _throttle_keys(username, address, trusted_device)
     _reserve_attempt(db, keys, now)
     row = db.execute(
-        "SELECT id, username, password_hash FROM researchers WHERE username = ?", [username]
+        f"SELECT {_RESEARCHER_COLUMNS}, password_hash FROM researchers r "  # noqa: S608
+        "WHERE username = ? AND active = 1 AND password_hash != ?",
+        [username, NO_PASSWORD],
     ).fetchone()
     method = _hash_method()
-    if not _password_matches(row[2] if row else None, password, method):
+    if not _password_matches(row[3] if row else None, password, method):
         return None
     _give_back(db, keys)
-    if not row[2].startswith(method + "$"):
-        _upgrade_hash(db, row[0], row[2], password, method)
-    return Researcher(id=row[0], username=row[1])
+    if not row[3].startswith(method + "$"):
+        _upgrade_hash(db, row[0], row[3], password, method)
+    return _researcher(row[:3])
 
 
 def _upgrade_hash(
@@ -334,19 +480,21 @@ def _delete_expired_sessions(db: sqlite_utils.Database, now: float, limits: Sess
 def session_researcher(
     db: sqlite_utils.Database, token: str, now: float, limits: SessionLimits
 ) -> Researcher | None:
-    """The researcher whose live session this token is, or None (ended, idle or too old).
+    """The researcher whose live session this token is, or None (ended, idle, too old, or
+    its account deactivated).
 
     A live session's last activity moves to now (written at most once a minute).
     """
     token_hash = _token_hash(token)
     row = db.execute(
-        "SELECT s.started_at, s.last_seen, r.id, r.username FROM researcher_sessions s "
-        "JOIN researchers r ON r.id = s.researcher_id WHERE s.token_hash = ?",
+        f"SELECT s.started_at, s.last_seen, {_RESEARCHER_COLUMNS} "  # noqa: S608
+        "FROM researcher_sessions s JOIN researchers r ON r.id = s.researcher_id "
+        "WHERE s.token_hash = ? AND r.active = 1",
         [token_hash],
     ).fetchone()
     if row is None:
         return None
-    started_at, last_seen, researcher_id, username = row
+    started_at, last_seen = row[:2]
     if now - last_seen > limits.idle_seconds or now - started_at > limits.max_seconds:
         end_session(db, token)
         return None
@@ -356,10 +504,182 @@ def session_researcher(
                 "UPDATE researcher_sessions SET last_seen = max(last_seen, ?) WHERE token_hash = ?",
                 [now, token_hash],
             )
-    return Researcher(id=researcher_id, username=username)
+    return _researcher(row[2:])
 
 
 def end_session(db: sqlite_utils.Database, token: str) -> None:
     """Revoke a session: its cookie, wherever copied, no longer logs anyone in."""
     with write_transaction(db):
         db.execute("DELETE FROM researcher_sessions WHERE token_hash = ?", [_token_hash(token)])
+
+
+def _end_sessions(db: sqlite_utils.Database, researcher_id: int, keep: str | None = None) -> None:
+    """End every session of the account but ``keep`` (a token), inside the caller's write."""
+    db.execute(
+        "DELETE FROM researcher_sessions WHERE researcher_id = ? AND token_hash != ?",
+        [researcher_id, _token_hash(keep) if keep is not None else ""],
+    )
+
+
+# Single-use links to set a password: for a new account, or after a reset.
+
+
+def _new_password_link(db: sqlite_utils.Database, researcher_id: int, now: float) -> str:
+    """A new link's token, inside the caller's write; the account's older link (and every
+    expired one) is deleted: one live link per account, the latest."""
+    token = secrets.token_urlsafe(32)
+    db.execute(
+        "DELETE FROM password_links WHERE researcher_id = ? OR expires_at <= ?",
+        [researcher_id, now],
+    )
+    db.execute(
+        "INSERT INTO password_links (token_hash, researcher_id, expires_at) VALUES (?, ?, ?)",
+        [_token_hash(token), researcher_id, now + PASSWORD_LINK_SECONDS],
+    )
+    return token
+
+
+def password_link_account(db: sqlite_utils.Database, token: str, now: float) -> Researcher | None:
+    """The active account a live link sets the password of; None for a link that is
+    unknown, used, expired or whose account is deactivated (alike: nothing tells which)."""
+    row = db.execute(
+        f"SELECT {_RESEARCHER_COLUMNS} "  # noqa: S608 (constant columns)
+        "FROM password_links l JOIN researchers r ON r.id = l.researcher_id "
+        "WHERE l.token_hash = ? AND l.expires_at > ? AND r.active = 1",
+        [_token_hash(token), now],
+    ).fetchone()
+    return _researcher(row) if row else None
+
+
+def set_password_with_link(
+    db: sqlite_utils.Database, token: str, password: str, now: float
+) -> Researcher | None:
+    """Set the password of the link's account and use the link up; None if the link is
+    not live (see ``password_link_account``). Every session of the account ends: whoever
+    holds the link now holds the account.
+
+    The hash is computed outside the write (it takes 0.4 s); the link is checked again
+    inside it, so of two uses at once exactly one sets the password.
+    """
+    _check_password_length(password)
+    if password_link_account(db, token, now) is None:
+        return None
+    password_hash = _hash_password(password, _hash_method())
+    with write_transaction(db):
+        researcher = password_link_account(db, token, now)
+        if researcher is None:
+            return None
+        db.execute("DELETE FROM password_links WHERE researcher_id = ?", [researcher.id])
+        _store_password(db, researcher, password_hash, "password set")
+        _end_sessions(db, researcher.id)
+    return researcher
+
+
+def _store_password(
+    db: sqlite_utils.Database, researcher: Researcher, password_hash: str, action: str
+) -> None:
+    db.execute(
+        "UPDATE researchers SET password_hash = ? WHERE id = ?", [password_hash, researcher.id]
+    )
+    record_event(db, researcher.username, action, researcher.username)
+
+
+def change_password(
+    db: sqlite_utils.Database,
+    researcher: Researcher,
+    current: str,
+    new: str,
+    *,
+    address: str,
+    now: float,
+    keep_session: str,
+) -> None:
+    """The researcher changes their own password, the current one required; every other
+    session of theirs ends, ``keep_session`` (the token of the one asking) stays.
+
+    The current password is checked as a login is (``authenticate``), so a wrong one counts
+    under the same throttles and a stolen session cannot guess it faster than a login
+    could. Raises PasswordTooShortError (before anything counts), LoginThrottled or
+    WrongPasswordError.
+    """
+    _check_password_length(new)
+    if authenticate(db, researcher.username, current, address, now) is None:
+        raise WrongPasswordError()
+    password_hash = _hash_password(new, _hash_method())
+    with write_transaction(db):
+        _store_password(db, researcher, password_hash, "password changed")
+        _end_sessions(db, researcher.id, keep=keep_session)
+
+
+# What administrators do to other accounts. Each is one write transaction, recorded as an
+# event with the administrator as actor and the account's username as subject.
+
+
+def _account_id(db: sqlite_utils.Database, username: str) -> int:
+    row = db.execute("SELECT id FROM researchers WHERE username = ?", [username]).fetchone()
+    if row is None:
+        raise UnknownAccountError(username)
+    return int(row[0])
+
+
+def _not_own(actor: Researcher, account_id: int) -> None:
+    if actor.id == account_id:
+        raise OwnAccountError()
+
+
+def _keep_an_administrator(db: sqlite_utils.Database, username: str, account_id: int) -> None:
+    """Refuse a change that takes this account out of the active administrators when it
+    is the only one left: nobody could manage the accounts from the browser after it."""
+    others = db.execute(
+        "SELECT count(*) FROM researchers WHERE role = 'admin' AND active = 1 AND id != ?",
+        [account_id],
+    ).fetchone()[0]
+    is_active_admin = db.execute(
+        "SELECT 1 FROM researchers WHERE id = ? AND role = 'admin' AND active = 1", [account_id]
+    ).fetchone()
+    if is_active_admin and others == 0:
+        raise LastAdministratorError(username)
+
+
+def set_active(db: sqlite_utils.Database, actor: Researcher, username: str, active: bool) -> None:
+    """Deactivate (every session and link of the account ends; it can no longer log in)
+    or reactivate an account, never one's own, never the last active administrator."""
+    with write_transaction(db):
+        account_id = _account_id(db, username)
+        _not_own(actor, account_id)
+        if not active:
+            _keep_an_administrator(db, username, account_id)
+            _end_sessions(db, account_id)
+            db.execute("DELETE FROM password_links WHERE researcher_id = ?", [account_id])
+        db.execute("UPDATE researchers SET active = ? WHERE id = ?", [int(active), account_id])
+        action = "researcher reactivated" if active else "researcher deactivated"
+        record_event(db, actor.username, action, username)
+
+
+def set_administrator(
+    db: sqlite_utils.Database, actor: Researcher, username: str, admin: bool
+) -> None:
+    """Make an account an administrator, or an ordinary researcher again (one's own too,
+    while another active administrator remains)."""
+    with write_transaction(db):
+        account_id = _account_id(db, username)
+        if not admin:
+            _keep_an_administrator(db, username, account_id)
+        role = ADMIN if admin else RESEARCHER
+        db.execute("UPDATE researchers SET role = ? WHERE id = ?", [role, account_id])
+        action = "administrator made" if admin else "administrator unmade"
+        record_event(db, actor.username, action, username)
+
+
+def reset_password(db: sqlite_utils.Database, actor: Researcher, username: str, now: float) -> str:
+    """Forget another account's password and end its sessions; returns the token of a new
+    single-use link to set one (the account's earlier link stops working)."""
+    with write_transaction(db):
+        account_id = _account_id(db, username)
+        _not_own(actor, account_id)
+        db.execute(
+            "UPDATE researchers SET password_hash = ? WHERE id = ?", [NO_PASSWORD, account_id]
+        )
+        _end_sessions(db, account_id)
+        record_event(db, actor.username, "password reset", username)
+        return _new_password_link(db, account_id, now)

@@ -25,6 +25,12 @@ limit_logins = limiter.limit(
     methods=["POST"],
     error_message="Too many login attempts from your network; please wait a minute.",
 )
+# A link to set a password is as good as a login: tried (opened or used) no faster than
+# logins, from one address.
+limit_password_links = limiter.limit(
+    lambda: str(current_app.config["LOGIN_RATE_LIMIT"]),
+    error_message=TooManyRequests.description,
+)
 
 # Sharing a survey looks a researcher up by name, and its answer says whether that name
 # exists: a brake on guessing names that still lets an owner share with several colleagues

@@ -1,9 +1,16 @@
-"""Login and logout, and the guard that keeps everything under /research/ for researchers.
+"""Login and logout, setting a password from a link, and the guard that keeps everything
+under /research/ for researchers.
 
 The session cookie holds a random token, the database the session it stands for
 (accounts.py): logging out deletes that, so the cookie is worthless wherever it was copied.
 A browser that logged in once also keeps a device cookie, which gives it a guessing count
 of its own: others' wrong passwords cannot lock the owner out of it.
+
+``/set-password/<token>`` is opened by someone not logged in (a new colleague, or one whose
+password was reset), so it lives here, outside the guard. The token is the only key to the
+account until it is used: the app writes it to no log, the page is never cached and sends
+no Referer (security_headers.py), and a link that is used, expired or unknown gets the same
+page, so nothing tells which.
 """
 
 from __future__ import annotations
@@ -27,12 +34,19 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Response
 
 from survey_app.storage import accounts
-from survey_app.storage.accounts import LoginThrottled, Researcher, SessionLimits, authenticate
+from survey_app.storage.accounts import (
+    AccountError,
+    LoginThrottled,
+    Researcher,
+    SessionLimits,
+    authenticate,
+)
 from survey_app.web.database_session import get_db
 from survey_app.web.i18n import gettext as _
 from survey_app.web.i18n import ngettext
-from survey_app.web.limits import limit_logins
+from survey_app.web.limits import limit_logins, limit_password_links
 from survey_app.web.research.forms import LoginForm
+from survey_app.web.research.people_forms import NewPasswordForm, refusal
 
 bp = Blueprint("auth", __name__)
 
@@ -117,6 +131,16 @@ def _remember_device(response: Response, username: str, device: str | None) -> N
     )
 
 
+def throttled(err: LoginThrottled) -> str:
+    """Too many wrong passwords, in words: at login, and for the current password when a
+    researcher changes theirs."""
+    return ngettext(
+        "Too many failed logins. Try again in %(num)d second.",
+        "Too many failed logins. Try again in %(num)d seconds.",
+        err.retry_after,
+    )
+
+
 @bp.route("/login", methods=["GET", "POST"])
 @limit_logins
 def login() -> Response | tuple[str, int]:
@@ -136,12 +160,7 @@ def login() -> Response | tuple[str, int]:
                 trusted_device=device,
             )
         except LoginThrottled as err:
-            error = ngettext(
-                "Too many failed logins. Try again in %(num)d second.",
-                "Too many failed logins. Try again in %(num)d seconds.",
-                err.retry_after,
-            )
-            status = 429
+            error, status = throttled(err), 429
         else:
             if researcher is not None:
                 old_token = session.get(SESSION_KEY)
@@ -174,3 +193,50 @@ def logout() -> Response | str:
         session.clear()
         return redirect(url_for("auth.login"))
     return render_template("research/logout.html")
+
+
+def new_password_error(form: NewPasswordForm) -> str | None:
+    """What is wrong with a submitted new-password form before the rules are asked, or
+    None; a form not submitted is not wrong."""
+    if request.method != "POST":
+        return None
+    if not form.validate_on_submit():
+        return _("Please fill in every field.")
+    if not form.typed_twice_alike():
+        return _("The two new passwords differ: type the same one twice.")
+    return None
+
+
+@bp.route("/set-password/<token>", methods=["GET", "POST"])
+@limit_password_links
+def set_password(token: str) -> Response | tuple[str, int]:
+    """Set the password of the account the link was made for, then log in with it.
+
+    The link is used up, and every session of the account ends: whoever had it before a
+    reset is out. A link that is not live gets 410, the same page whatever the reason.
+    """
+    db = get_db()
+    researcher = accounts.password_link_account(db, token, accounts.current_time())
+    if researcher is None:
+        return render_template("research/set_password.html", form=None), 410
+    form = NewPasswordForm()
+    error = new_password_error(form)
+    if request.method == "POST" and error is None:
+        try:
+            done = accounts.set_password_with_link(
+                db, token, form.password.data, accounts.current_time()
+            )
+        except AccountError as err:
+            error = refusal(err)
+        else:
+            if done is None:  # used meanwhile, in another tab
+                return render_template("research/set_password.html", form=None), 410
+            return redirect(url_for("auth.login"))
+    page = render_template(
+        "research/set_password.html",
+        form=form,
+        researcher=researcher,
+        error=error,
+        min_length=accounts.MIN_PASSWORD_LENGTH,
+    )
+    return page, 400 if error else 200
