@@ -69,14 +69,15 @@ def make_app(path: Path) -> Flask:
 
 @pytest.fixture(scope="session")
 def example_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A migrated database holding the example survey, made once by the app itself.
+    """A migrated database holding the example survey, made once by the app itself, listed
+    on the front page as ``survey-app run`` lists it.
 
     Each test's app starts from a copy: the migrations are a dozen transactions, each
     synced to disk, a tenth of a second that every app test would pay again.
     """
     path = tmp_path_factory.mktemp("example") / "survey.db"
     with make_app(path).app_context():
-        store_survey(get_db(), load_definition(EXAMPLE))
+        store_survey(get_db(), load_definition(EXAMPLE), listed=True)
     return path
 
 

@@ -38,6 +38,11 @@ class SubmissionConflictError(ValueError):
     """The submission id was already used for another survey."""
 
 
+class SurveyNotOpenError(ValueError):
+    """The survey closed, or was deleted or its answers destroyed, while the response was
+    on its way: nothing was stored (a response must never outlive a destruction)."""
+
+
 def find_response(
     db: sqlite_utils.Database, survey: Survey, submission_id: str
 ) -> StoredResponse | None:
@@ -78,8 +83,9 @@ def record_response(
     checkpointed out of the WAL before the response's commit (``invitations``: a copy of
     the live files must not show the two together); then the response's commit is
     checkpointed too, so the WAL holds it only briefly. An unusable token raises
-    InvitationError, a WAL that cannot be emptied InvitationBusyError, and nothing is
-    stored. If storing fails after the token was used, the token is opened again.
+    InvitationError, a WAL that cannot be emptied InvitationBusyError, a survey that is no
+    longer open SurveyNotOpenError, and nothing is stored. If storing fails after the
+    token was used, the token is opened again.
     """
     if set(reported) != {q.key for q in survey.questions}:
         raise ValueError("a response must list exactly the survey's questions")
@@ -115,17 +121,26 @@ def _store(
     submission_id: str,
     answers: str,
 ) -> StoredResponse:
-    """The response's own transaction: the row, the survey's count and the tallies."""
+    """The response's own transaction: the survey's count, the row and the tallies.
+
+    The count goes first, and only while the survey is open: the status is checked under
+    the write lock, so a response cannot land after a close or a destruction committed.
+    """
     with write_transaction(db):
         existing = find_response(db, survey, submission_id)
         if existing is not None:
             return existing
+        counted = db.execute(
+            "UPDATE surveys SET responses = responses + 1 WHERE id = ? AND status = 'open'",
+            [survey.id],
+        ).rowcount
+        if not counted:
+            raise SurveyNotOpenError(f"{survey.slug!r} no longer takes answers")
         db.execute(
             "INSERT INTO responses (submission_id, survey_id, answered_on, design, answers) "
             "VALUES (?, ?, ?, ?, ?)",
             [submission_id, survey.id, stored.answered_on, stored.design, answers],
         )
-        db.execute("UPDATE surveys SET responses = responses + 1 WHERE id = ?", [survey.id])
         add_to_tallies(db, survey, stored.reported)
     return stored
 

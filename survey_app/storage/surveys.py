@@ -39,6 +39,11 @@ class SurveyNotDraftError(ValueError):
     its questions and mechanisms are what its responses were randomized under."""
 
 
+class SurveyDestroyedError(ValueError):
+    """The survey's answers were destroyed (its retention date passed): it stays closed,
+    and its retention settings stay as they were when it happened."""
+
+
 Texts = TypeVar("Texts", QuestionTexts, SurveyTexts)
 
 
@@ -112,6 +117,14 @@ class Survey:
     #: Title, description, consent and contact in every language of ``languages`` but the
     #: one the fields above are in: on a stored survey, the main language.
     translations: dict[str, SurveyTexts] = field(default_factory=dict, hash=False)
+    #: On the respondents' front page (if open to anyone): the owner's choice, off by default.
+    listed: bool = False
+    #: The last day its answers may be kept (UTC); None: no date set.
+    retain_until: datetime.date | None = None
+    #: Whether the published figures stay once the answers are destroyed.
+    keep_public_figures: bool = False
+    #: The day its answers were destroyed, once they were.
+    destroyed_on: datetime.date | None = None
 
     def localized(self, language: str) -> Survey:
         """This survey with its texts in ``language``, or in its main language if
@@ -168,6 +181,7 @@ def store_survey(
     definition: SurveyDefinition,
     owner_id: int | None = None,
     status: str = "open",
+    listed: bool = False,
 ) -> Survey:
     """Store a validated definition with its questions and their design, all or nothing."""
     parameters = _parameters(definition)
@@ -181,6 +195,7 @@ def store_survey(
                     "created_on": datetime.date.today().isoformat(),
                     "owner_id": owner_id,
                     "status": status,
+                    "listed": int(listed),
                 }
             )
             .last_pk
@@ -204,7 +219,7 @@ def replace_draft(
     with write_transaction(db):
         _require_unanswered_draft(db, survey)
         _refuse_taken_slug(db, definition.slug, survey.id)
-        _delete_design_and_questions(db, survey.id)
+        delete_questions_and_design(db, survey.id)
         db.table("surveys").update(survey.id, _survey_row(definition, parameters))
         _insert_design_and_questions(db, survey.id, definition, parameters)
     return _stored(db, definition.slug)
@@ -217,7 +232,7 @@ def delete_draft(db: sqlite_utils.Database, survey: Survey) -> None:
     """
     with write_transaction(db):
         _require_unanswered_draft(db, survey)
-        _delete_design_and_questions(db, survey.id)
+        delete_questions_and_design(db, survey.id)
         db.execute("DELETE FROM invitations WHERE survey_id = ?", [survey.id])
         db.execute("DELETE FROM survey_viewers WHERE survey_id = ?", [survey.id])
         db.execute("DELETE FROM surveys WHERE id = ?", [survey.id])
@@ -236,7 +251,7 @@ def survey_source(db: sqlite_utils.Database, survey: Survey) -> str:
             pass
         else:
             return str(row[0])
-    return definition_yaml(_as_definition(survey))
+    return definition_yaml(survey_definition(survey))
 
 
 def _parameters(definition: SurveyDefinition) -> dict[str, dict[str, Any]]:
@@ -334,10 +349,11 @@ def _insert_design_and_questions(
     )
 
 
-def _delete_design_and_questions(db: sqlite_utils.Database, survey_id: int) -> None:
-    """Remove a draft's questions and its design. A design row is shared by every survey
-    with the same fingerprint and names the first that stored it; one another survey still
-    runs is handed over to that survey instead of deleted."""
+def delete_questions_and_design(db: sqlite_utils.Database, survey_id: int) -> None:
+    """Remove a survey's questions, their tallies and its design; call inside a write
+    transaction. A design row is shared by every survey with the same fingerprint and
+    names the first that stored it; one another survey still runs is handed over to that
+    survey instead of deleted."""
     db.execute(
         "DELETE FROM tallies WHERE question_id IN (SELECT id FROM questions WHERE survey_id = ?)",
         [survey_id],
@@ -359,7 +375,7 @@ def written_decimal(value: Fraction | None) -> str | None:
     return None if value is None else decimal_text(value)
 
 
-def _as_definition(survey: Survey) -> SurveyDefinition:
+def survey_definition(survey: Survey) -> SurveyDefinition:
     """The definition that stores as this survey: the same words in every language, the
     same ε as written, and each mechanism named as stored (what ``auto`` chose), so the
     re-imported survey has the same design."""
@@ -395,7 +411,7 @@ def _as_definition(survey: Survey) -> SurveyDefinition:
 
 _SURVEY_COLUMNS = (
     "id, slug, title, description, status, access, owner_id, consent, contact, max_epsilon, "
-    "design, languages, translations"
+    "design, languages, translations, listed, retain_until, keep_public_figures, destroyed_on"
 )
 _QUESTION_COLUMNS = (
     "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
@@ -449,23 +465,40 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
         design=row[10],
         languages=tuple(json.loads(row[11])),
         translations={code: SurveyTexts(**texts) for code, texts in json.loads(row[12]).items()},
+        listed=bool(row[13]),
+        retain_until=_date_or_none(row[14]),
+        keep_public_figures=bool(row[15]),
+        destroyed_on=_date_or_none(row[16]),
     )
 
 
-# Who may see a survey's results: its owner, researchers it is shared with, and, for a
-# survey nobody owns, every researcher.
+def _date_or_none(text: str | None) -> datetime.date | None:
+    return None if text is None else datetime.date.fromisoformat(text)
+
+
+# Who may see a survey's results: its owner and researchers it is shared with. A survey
+# nobody owns (imported before any account existed, until the first account adopts it)
+# is visible to administrators only.
 _VISIBLE_TO = (
-    "(s.owner_id IS NULL OR s.owner_id = :researcher OR EXISTS (SELECT 1 FROM survey_viewers v "
-    "WHERE v.survey_id = s.id AND v.researcher_id = :researcher))"
+    "(s.owner_id = :researcher OR EXISTS (SELECT 1 FROM survey_viewers v "
+    "WHERE v.survey_id = s.id AND v.researcher_id = :researcher) OR (s.owner_id IS NULL "
+    "AND EXISTS (SELECT 1 FROM researchers a WHERE a.id = :researcher AND a.role = 'admin')))"
 )
 _SUMMARY = "SELECT s.slug, s.title, s.status, s.access, s.responses FROM surveys s"
 
 
+_ANSWERABLE = "s.status = 'open' AND s.access = 'open'"
+
+
 def list_public_surveys(db: sqlite_utils.Database) -> list[dict[str, object]]:
-    """Surveys anyone may answer: open, and not by invitation only."""
-    return list(
-        db.query(f"{_SUMMARY} WHERE s.status = 'open' AND s.access = 'open' ORDER BY title")
-    )
+    """The front page's surveys: open, not by invitation only, and listed by their owner."""
+    return list(db.query(f"{_SUMMARY} WHERE {_ANSWERABLE} AND s.listed = 1 ORDER BY title"))
+
+
+def answerable_slugs(db: sqlite_utils.Database) -> list[str]:
+    """Every survey anyone with its address may answer, listed on the front page or not."""
+    sql = f"SELECT s.slug FROM surveys s WHERE {_ANSWERABLE}"  # noqa: S608 (constants)
+    return [row[0] for row in db.execute(sql)]
 
 
 def list_visible_surveys(db: sqlite_utils.Database, researcher_id: int) -> list[dict[str, object]]:
@@ -484,10 +517,18 @@ def can_see(db: sqlite_utils.Database, survey: Survey, researcher_id: int) -> bo
 
 
 def set_status(db: sqlite_utils.Database, survey: Survey, status: str) -> None:
+    """Open, close (or return to draft) a survey. Raises ``SurveyDestroyedError`` when one
+    whose answers were destroyed would leave ``closed`` (checked under the write lock)."""
     if status not in STATUSES:
         raise ValueError(f"status must be one of {', '.join(STATUSES)}")
     with write_transaction(db):
-        db.execute("UPDATE surveys SET status = ? WHERE id = ?", [status, survey.id])
+        cursor = db.execute(
+            "UPDATE surveys SET status = :status WHERE id = :survey "
+            "AND (destroyed_on IS NULL OR :status = 'closed')",
+            {"status": status, "survey": survey.id},
+        )
+        if cursor.rowcount == 0:
+            raise SurveyDestroyedError(f"the answers of {survey.slug!r} were destroyed")
 
 
 def share_survey(db: sqlite_utils.Database, survey: Survey, researcher_id: int) -> None:
@@ -495,6 +536,15 @@ def share_survey(db: sqlite_utils.Database, survey: Survey, researcher_id: int) 
     with write_transaction(db):
         db.execute(
             "INSERT OR IGNORE INTO survey_viewers (survey_id, researcher_id) VALUES (?, ?)",
+            [survey.id, researcher_id],
+        )
+
+
+def unshare_survey(db: sqlite_utils.Database, survey: Survey, researcher_id: int) -> None:
+    """Stop letting a researcher view a survey's results (idempotent)."""
+    with write_transaction(db):
+        db.execute(
+            "DELETE FROM survey_viewers WHERE survey_id = ? AND researcher_id = ?",
             [survey.id, researcher_id],
         )
 

@@ -15,14 +15,21 @@ from werkzeug.exceptions import HTTPException
 
 from survey_app import PACKAGE_DIR
 from survey_app.config import check_database_folder, instance_secret_key, load_settings
+from survey_app.storage.database import connect, migrate
+from survey_app.storage.destruction import destroy_expired
 from survey_app.web import database_session as db
 from survey_app.web import i18n, limits
 
 csrf = CSRFProtect()
 
 
-def create_app(config: Mapping[str, Any] | None = None) -> Flask:
-    """The application factory; ``config`` overrides defaults and the environment."""
+def create_app(config: Mapping[str, Any] | None = None, *, retention_check: bool = True) -> Flask:
+    """The application factory; ``config`` overrides defaults and the environment.
+
+    ``retention_check``: migrate the database and destroy the answers of every survey past
+    its retention date before serving (``_destroy_expired_answers``). The command line's
+    app leaves it to its commands.
+    """
     app = Flask("survey_app")
     app.config.update(load_settings(config))
     if not app.config["DATABASE"]:
@@ -30,6 +37,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         Path(app.instance_path).mkdir(mode=0o700, parents=True, exist_ok=True)
         app.config["DATABASE"] = str(Path(app.instance_path) / "survey.db")
     check_database_folder(app.config["DATABASE"])
+    if retention_check:
+        _destroy_expired_answers(app.config["DATABASE"])
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
     # A respondent may take a while over a survey; the token still dies with the session.
@@ -72,6 +81,24 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     register_commands(app)
     templates.init_app(app)
     return app
+
+
+def _destroy_expired_answers(path: str) -> None:
+    """Destroy what is past its retention date before the first request, so a server
+    restarted after the date never shows it (cron's ``survey-app destroy-expired`` covers
+    a server that runs for days).
+
+    Every gunicorn worker runs this as it starts: migrating and each destruction are write
+    transactions that re-check under the lock, so the workers together do each once. On a
+    connection of its own, closed after: no connection made here outlives the start (a
+    forked worker must not inherit one).
+    """
+    db = connect(path)
+    try:
+        migrate(db)
+        destroy_expired(db)
+    finally:
+        db.conn.close()
 
 
 def _relative_redirect(response: Response) -> Response:

@@ -136,9 +136,10 @@ def test_lifecycle_draft_open_closed(
 SAMPLES = {"slug": (SLUG, "no-such-survey"), "action": ("open", "close")}
 # The research blueprint's children: the URL map must show each, or the walk is too short.
 CHILDREN = {"research.dashboard", "research.builder", "research.analysis", "research.publishing"}
-# What a researcher a survey is shared with may read. Any other page naming a survey is
-# its owner's alone (403 for a viewer), or in the builder its owner's draft (404).
+# What a researcher a survey is shared with may read (or copy). Any other page naming a
+# survey is its owner's alone (403 for a viewer), or in the builder its owner's draft (404).
 VIEWER_PAGES = {
+    "research.dashboard.copy",
     "research.dashboard.dashboard",
     "research.dashboard.plot_svg",
     "research.dashboard.export_csv",
@@ -149,6 +150,8 @@ VIEWER_PAGES = {
     "research.analysis.groups_csv",
     "research.analysis.regression",
     "research.analysis.regression_download",
+    "research.downloads.responses_sav",
+    "research.downloads.responses_dta",
 }
 DRAFT = "sketch"
 
@@ -223,13 +226,15 @@ def researchers(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> dict[str,
     return clients
 
 
-def statuses(researchers: dict[str, FlaskClient], method: str, path: str) -> dict[str, int]:
-    """Each researcher's answer to this request; the owner's for a GET only (their POST
-    would change the survey under the others)."""
+def statuses(
+    researchers: dict[str, FlaskClient], method: str, path: str, viewer_reads: bool
+) -> dict[str, int]:
+    """Each researcher's answer to this request; the owner's for a GET, or on a page a
+    viewer may use, only (another POST would change the survey under the others)."""
     return {
         name: visit(client, method, path).status_code
         for name, client in researchers.items()
-        if method == "GET" or name != "owner"
+        if method == "GET" or viewer_reads or name != "owner"
     }
 
 
@@ -240,8 +245,8 @@ def test_every_page_naming_a_survey_is_for_its_owner_and_viewers_only(
     """Every rule with a ``<slug>``, by each method it takes: a stranger gets 404 (as if the
     survey did not exist); a viewer gets what the owner gets on VIEWER_PAGES and 403 on the
     rest (404 in the builder, where a draft is its owner's alone); the owner is let in: the
-    page, or 400 for one asked without its query (tried by GET only: the POSTs would change
-    the survey)."""
+    page, or 400 for one asked without its query (tried by GET, and by POST where a viewer
+    may act too: the other POSTs would change the survey)."""
     wrong = []
     for rule in research_rules(app):
         if "slug" not in rule.arguments:
@@ -251,9 +256,9 @@ def test_every_page_naming_a_survey_is_for_its_owner_and_viewers_only(
         viewer_reads = rule.endpoint in VIEWER_PAGES
         for path in rule_paths(app, rule, samples):
             for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
-                got = statuses(researchers, method, path)
+                got = statuses(researchers, method, path, viewer_reads)
                 viewer = got.get("owner") if viewer_reads else 404 if in_builder else 403
-                owner_let_in = got.get("owner", 200) in (200, 400)
+                owner_let_in = got.get("owner", 200) in (200, 302, 400)
                 if (got["viewer"], got["stranger"]) != (viewer, 404) or not owner_let_in:
                     wrong.append((method, path, got))
     assert not wrong

@@ -22,7 +22,7 @@ from limits import parse_many
 from survey_app import create_app
 from survey_app.domain.definitions import load_definition
 from survey_app.storage.accounts import create_researcher
-from survey_app.storage.surveys import store_survey
+from survey_app.storage.surveys import get_survey, share_survey, store_survey
 from survey_app.web.database_session import get_db
 from survey_app.web.limits import SHARE_RATE_LIMIT
 from survey_app.web.research.studies import MAX_LINKS_AT_ONCE
@@ -37,7 +37,7 @@ OPEN_OWNED = "ada-campus"  # open to anyone, owned by ada
 @pytest.fixture
 def studies(app: Flask, researcher: str, tmp_path: Path) -> Flask:
     """ada owns an invitation-only survey and an open one; bob and carol exist; the
-    example survey (campus-health) belongs to nobody."""
+    example survey (campus-health) is bob's, shared with ada."""
     invite_file = tmp_path / "staff.yaml"
     invite_file.write_text(INVITE_ONLY)
     open_file = tmp_path / "campus.yaml"
@@ -49,8 +49,10 @@ def studies(app: Flask, researcher: str, tmp_path: Path) -> Flask:
         ada = db.execute("SELECT id FROM researchers WHERE username = ?", [researcher]).fetchone()
         store_survey(db, load_definition(invite_file), ada[0], "draft")
         store_survey(db, load_definition(open_file), ada[0], "open")
-        create_researcher(db, "bob", PASSWORD)
+        bob = create_researcher(db, "bob", PASSWORD)
         create_researcher(db, "carol", PASSWORD)
+        db.execute("UPDATE surveys SET owner_id = ? WHERE slug = ?", [bob.id, SLUG])
+        share_survey(db, get_survey(db, SLUG), ada[0])  # type: ignore[arg-type]
     return app
 
 
@@ -129,7 +131,7 @@ def test_the_survey_list_shows_status_counts_and_last_response_day(
     assert today in rows[OPEN_OWNED] and ">open<" in rows[OPEN_OWNED]
     assert ">draft<" in rows[OWNED] and "by invitation" in rows[OWNED]
     assert "none yet" in rows[OWNED] and re.search(r'data-label="Responses">0<', rows[OWNED])
-    # Only the owner's surveys offer to run them; the unowned example is the operator's.
+    # Only the owner's surveys offer to run them; the example is bob's, ada only views it.
     assert f"/research/surveys/{OWNED}/study" in rows[OWNED]
     assert "/study" not in rows[SLUG]
     # Dates follow the page's language.
@@ -198,7 +200,7 @@ def test_sharing_names_a_researcher_who_then_sees_the_results(
     assert bob.get(f"/research/surveys/{OWNED}").status_code == 200
     # The owner sees who can view; sharing again changes nothing (as in the CLI).
     study = logged_in.get(f"/research/surveys/{OWNED}/study").get_data(as_text=True)
-    assert "<li>bob</li>" in study
+    assert '<span class="viewer">bob</span>' in study
     assert confirm(logged_in, f"/research/surveys/{OWNED}/share", username="bob").status_code == 302
     assert viewer_names(database, OWNED) == {"bob"}
 
@@ -351,7 +353,7 @@ def test_viewers_and_strangers_cannot_run_a_study(
     fields: dict[str, str],
 ) -> None:
     """bob views ada's survey (403: he knows it exists); carol is a stranger (404, as
-    for a survey that does not exist); the unowned example is nobody's to run (403)."""
+    for a survey that does not exist); ada only views bob's example (403)."""
     assert confirm(logged_in, f"/research/surveys/{OWNED}/share", username="bob").status_code == 302
     before = (status_of(database, OWNED), viewer_names(database, OWNED), invitation_count(database))
     for username, slug, expected in [
@@ -370,7 +372,7 @@ def test_viewers_and_strangers_cannot_run_a_study(
     after = (status_of(database, OWNED), viewer_names(database, OWNED), invitation_count(database))
     assert after == before
     assert status_of(database, SLUG) == "open"
-    assert viewer_names(database, SLUG) == set()
+    assert viewer_names(database, SLUG) == {"ada"}
 
 
 def test_the_dashboard_links_the_owner_to_the_controls(

@@ -180,10 +180,11 @@ def _served(workdir: Path, env: dict[str, str]) -> Iterator[LiveServer]:
 
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """gunicorn with the example survey on a fresh database, for the whole session."""
+    """gunicorn with the example survey (listed on the front page) on a fresh database, for
+    the whole session."""
     workdir = tmp_path_factory.mktemp("live-server")
     env = _server_environment(workdir / "survey.db")
-    imported = _run_cli(("import-survey", str(EXAMPLE)), cwd=workdir, env=env)
+    imported = _run_cli(("import-survey", "--listed", str(EXAMPLE)), cwd=workdir, env=env)
     assert imported.strip() == SLUG
     with _served(workdir, env) as server:
         yield server

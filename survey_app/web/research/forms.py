@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask_babel import lazy_gettext as _l
 from flask_wtf import FlaskForm
-from wtforms import IntegerField, PasswordField, StringField
-from wtforms.validators import InputRequired, Length, NumberRange
+from wtforms import BooleanField, DateField, IntegerField, PasswordField, StringField
+from wtforms.validators import InputRequired, Length, NumberRange, Optional
 
 from survey_app.web.research.studies import MAX_LINKS_AT_ONCE
 
@@ -31,3 +31,22 @@ class InviteForm(FlaskForm):
         _l("How many links"),
         validators=[InputRequired(), NumberRange(min=1, max=MAX_LINKS_AT_ONCE)],
     )
+
+
+class DeleteForm(FlaskForm):
+    """Deleting a survey with its data: its address typed out, so no slip of a finger
+    (or a form of another survey's) destroys a study."""
+
+    slug = StringField(
+        _l("To confirm, type the survey's address name:"),
+        validators=[InputRequired(), Length(max=64)],
+    )
+
+
+class ListingForm(FlaskForm):
+    listed = BooleanField(_l("List this survey on the front page"))
+
+
+class RetentionForm(FlaskForm):
+    retain_until = DateField(_l("Keep the answers until"), validators=[Optional()])
+    keep_public_figures = BooleanField(_l("Keep the published figures after that day"))

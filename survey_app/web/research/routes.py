@@ -1,21 +1,12 @@
-"""The dashboard, its downloads and the owner's study controls. Every route here needs a
-logged-in researcher; the study controls need the survey's owner."""
+"""The survey list, the dashboard and its downloads. Every route here needs a logged-in
+researcher who may see the survey. The owner's study controls are on the same blueprint,
+in study_pages.py."""
 
 from __future__ import annotations
 
 import json
 
-from flask import (
-    Blueprint,
-    Response,
-    abort,
-    current_app,
-    flash,
-    redirect,
-    render_template,
-    request,
-    url_for,
-)
+from flask import Blueprint, Response, abort, current_app, render_template, request
 from flask_babel import lazy_gettext as _l
 
 from survey_app import __version__
@@ -30,32 +21,16 @@ from survey_app.web.bursts import burst_monitor
 from survey_app.web.database_session import get_db
 from survey_app.web.i18n import format_percent
 from survey_app.web.i18n import gettext as _
-from survey_app.web.limits import limit_share_lookups
 from survey_app.web.research.access import (
     CONFIDENCE_LEVELS,
+    attachment,
     csv_download,
     interval_options,
-    owned_survey,
     visible_survey,
 )
 from survey_app.web.research.auth import current_researcher
-from survey_app.web.research.forms import ConfirmForm, InviteForm, ShareForm
 from survey_app.web.research.plots import PLOT_WIDTHS, TICKS, PlotRow, interval_svg
-from survey_app.web.research.studies import (
-    MAX_LINKS_AT_ONCE,
-    STATUS_ACTIONS,
-    NotByInvitationError,
-    UnknownResearcherError,
-    change_status,
-    invitation_links,
-    is_owner,
-    require_invitation_access,
-    researcher_named,
-    share_with,
-    study_summaries,
-    viewers,
-)
-from survey_app.web.survey_address import public_base
+from survey_app.web.research.studies import is_owner, study_summaries
 
 bp = Blueprint("dashboard", __name__)
 
@@ -67,10 +42,6 @@ METHOD_NAMES = {
 }
 MECHANISM_NAMES = {mechanism.name: mechanism.researcher_name for mechanism in MECHANISMS}
 STATUS_NAMES = {"draft": _l("draft"), "open": _l("open"), "closed": _l("closed")}
-
-
-def _owned_survey(slug: str) -> Survey:
-    return owned_survey(slug, _("Only the survey's owner can open, close, share or invite."))
 
 
 def _estimates(survey: Survey) -> tuple[list[QuestionEstimate], float, str]:
@@ -207,109 +178,9 @@ def codebook_json(slug: str) -> Response:
     if kind not in {"aggregate", "responses"}:
         abort(400, description=_("The codebook's kind must be aggregate or responses."))
     book = codebook(survey, kind, confidence, method, __version__)
-    return Response(json.dumps(book, indent=2), mimetype="application/json")
+    filename = f"{survey.slug}-{kind}.codebook.json"
+    return attachment(json.dumps(book, indent=2), "application/json", filename)
 
 
-# Running a study. Every action is two steps: a GET that checks the request and asks
-# (changing nothing, so a link or a prefetch is harmless; sharing asks by POST, see
-# share), then a POST with the CSRF token that does it. No JavaScript is needed for either.
-
-
-def _study_page(survey: Survey, error: str | None = None) -> tuple[str, int]:
-    page = render_template(
-        "research/study.html",
-        survey=survey,
-        viewers=viewers(get_db(), survey),
-        share_form=ShareForm(formdata=None, meta={"csrf": False}),
-        invite_form=InviteForm(formdata=None, meta={"csrf": False}),
-        max_links=MAX_LINKS_AT_ONCE,
-        error=error,
-    )
-    return page, 400 if error else 200
-
-
-def _back_to_study(survey: Survey, message: str) -> Response:
-    flash(message)
-    return redirect(url_for("research.dashboard.study", slug=survey.slug))  # type: ignore[return-value]
-
-
-@bp.get("/surveys/<slug>/study")
-def study(slug: str) -> tuple[str, int]:
-    return _study_page(_owned_survey(slug))
-
-
-@bp.route("/surveys/<slug>/<any(open, close):action>", methods=["GET", "POST"])
-def status_action(slug: str, action: str) -> Response | str:
-    survey = _owned_survey(slug)
-    form = ConfirmForm()
-    if form.validate_on_submit():
-        change_status(get_db(), survey, action)
-        if STATUS_ACTIONS[action] == "open":
-            return _back_to_study(survey, _("The survey is open: it accepts answers."))
-        return _back_to_study(survey, _("The survey is closed: it refuses further answers."))
-    return render_template("research/study_confirm.html", survey=survey, action=action, form=form)
-
-
-def _share_error(username: str) -> str:
-    return _("There is no researcher named %(username)s.", username=username)
-
-
-@bp.post("/surveys/<slug>/share")
-@limit_share_lookups
-def share(slug: str) -> Response | tuple[str, int] | str:
-    """Ask to share with a username, then (``confirmed``) share.
-
-    Unlike the other controls, even the question is a POST with CSRF and a rate limit: its
-    answer says whether a researcher by that name exists, so no link, prefetch or other
-    site can ask it, and guessing names is slow.
-    """
-    survey = _owned_survey(slug)
-    form = ShareForm()
-    if not form.validate_on_submit():
-        return _study_page(survey, _("Give the username of the researcher to share with."))
-    username = form.username.data or ""
-    try:
-        if request.form.get("confirmed") == "yes":
-            shown = share_with(get_db(), survey, username)
-            return _back_to_study(
-                survey, _("%(username)s can now view this survey's results.", username=shown)
-            )
-        researcher_named(get_db(), username)
-    except UnknownResearcherError:
-        return _study_page(survey, _share_error(username))
-    return render_template(
-        "research/study_confirm.html", survey=survey, action="share", form=form, username=username
-    )
-
-
-@bp.route("/surveys/<slug>/invite", methods=["GET", "POST"])
-def invite(slug: str) -> tuple[str, int] | str:
-    survey = _owned_survey(slug)
-    try:
-        require_invitation_access(survey)
-    except NotByInvitationError:
-        return _study_page(
-            survey,
-            _(
-                "Anyone with the survey's address may answer it, so it needs no invitations. "
-                "Invitation links are for surveys with “access: invitation” in their file."
-            ),
-        )
-    asked = InviteForm(formdata=request.args, meta={"csrf": False})
-    form = InviteForm()
-    if form.validate_on_submit():
-        links = invitation_links(get_db(), survey, form.count.data or 0, public_base())
-        return render_template("research/study_links.html", survey=survey, links=links)
-    if not asked.validate():
-        return _study_page(
-            survey,
-            _("Ask for a whole number of links, from 1 to %(most)s.", most=MAX_LINKS_AT_ONCE),
-        )
-    form.count.data = asked.count.data
-    return render_template(
-        "research/study_confirm.html",
-        survey=survey,
-        action="invite",
-        form=form,
-        count=asked.count.data,
-    )
+# The owner's study controls, on this blueprint too: imported last, as they use ``bp``.
+from survey_app.web.research import study_pages  # noqa: E402, F401

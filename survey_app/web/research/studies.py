@@ -3,12 +3,13 @@
 The same rules serve the browser and ``survey-app`` (cli.py): opening and closing are
 ``surveys.set_status``, sharing is ``surveys.share_survey`` with a researcher looked up by
 name, and invitation links are ``invitations.create_invitations`` for a survey that takes
-answers by invitation only. The errors here carry facts, not sentences: each caller words
-them in its own language (the browser's page, the terminal's English).
+answers by invitation only; deleting a survey takes its address typed out, in both. The
+errors here carry facts, not sentences: each caller words them in its own language (the
+browser's page, the terminal's English).
 
-Only a survey's owner runs it. A survey nobody owns (imported without ``--owner``) is
-visible to every researcher, so letting any of them open, close or share it would hand
-each of them the owner's power: such a survey stays with the operator's command line.
+Only a survey's owner runs it. A survey nobody owns yet (stored before any account
+existed) is visible to administrators, but nobody runs it from the browser until the
+first account adopts it: it stays with the operator's command line.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ import sqlite_utils
 from survey_app.storage.accounts import Researcher, find_researcher
 from survey_app.storage.invitations import create_invitations
 from survey_app.storage.studies import survey_activity, viewer_names
-from survey_app.storage.surveys import Survey, list_visible_surveys, set_status, share_survey
+from survey_app.storage.surveys import (
+    Survey,
+    list_visible_surveys,
+    set_status,
+    share_survey,
+    survey_response_count,
+    unshare_survey,
+)
 
 # What each button does to a survey's status (the same as `survey-app open` / `close`).
 STATUS_ACTIONS = {"open": "open", "close": "closed"}
@@ -84,7 +92,7 @@ def study_summaries(db: sqlite_utils.Database, researcher_id: int) -> list[Study
 
 
 def is_owner(survey: Survey, researcher_id: int) -> bool:
-    """Whether this researcher may run the survey (an unowned one is the operator's)."""
+    """Whether this researcher may run the survey (one nobody owns yet is the operator's)."""
     return survey.owner_id is not None and survey.owner_id == researcher_id
 
 
@@ -113,6 +121,24 @@ def share_with(db: sqlite_utils.Database, survey: Survey, username: str) -> str:
     researcher = researcher_named(db, username)
     share_survey(db, survey, researcher.id)
     return researcher.username
+
+
+def unshare_with(db: sqlite_utils.Database, survey: Survey, username: str) -> str:
+    """Stop letting the researcher named ``username`` view the survey; their stored name."""
+    researcher = researcher_named(db, username)
+    unshare_survey(db, survey, researcher.id)
+    return researcher.username
+
+
+def is_unanswered_draft(db: sqlite_utils.Database, survey: Survey) -> bool:
+    """Whether deleting the survey takes only a confirmation: a draft nobody answered has
+    no data to lose. Anything else takes its address typed out."""
+    return survey.status == "draft" and survey_response_count(db, survey) == 0
+
+
+def typed_slug_matches(survey: Survey, typed: str) -> bool:
+    """Whether the address typed to confirm a deletion is this survey's, exactly."""
+    return typed.strip() == survey.slug
 
 
 def require_invitation_access(survey: Survey) -> None:

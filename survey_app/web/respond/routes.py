@@ -17,8 +17,13 @@ from wtforms.form import BaseForm
 
 from survey_app.domain.answers import randomize_response
 from survey_app.storage.invitations import InvitationBusyError, InvitationError, invitation_is_open
-from survey_app.storage.responses import SubmissionConflictError, find_response, record_response
-from survey_app.storage.surveys import Survey, get_survey, list_public_surveys
+from survey_app.storage.responses import (
+    SubmissionConflictError,
+    SurveyNotOpenError,
+    find_response,
+    record_response,
+)
+from survey_app.storage.surveys import Survey, answerable_slugs, get_survey, list_public_surveys
 from survey_app.web.answered_cookie import (
     forget_finished_surveys,
     has_answered,
@@ -45,9 +50,10 @@ bp = Blueprint("respond", __name__)
 
 @bp.before_request
 def forget_closed_surveys() -> None:
-    """A browser coming back drops its records of surveys that no longer take answers."""
+    """A browser coming back drops its records of surveys that no longer take answers
+    (listed on the front page or not: a record is kept while its survey is open)."""
     if holds_records():
-        forget_finished_surveys(str(row["slug"]) for row in list_public_surveys(get_db()))
+        forget_finished_surveys(answerable_slugs(get_db()))
 
 
 def _visible_survey(slug: str) -> Survey | None:
@@ -136,6 +142,8 @@ def _reported_answers(survey: Survey, form: BaseForm) -> tuple[dict[str, Any], s
 
 @bp.get("/")
 def index() -> str:
+    """The surveys their owners chose to list; any other open survey is answered at the
+    address its researcher sends."""
     return render_template("respond/index.html", surveys=list_public_surveys(get_db()))
 
 
@@ -177,6 +185,8 @@ def submit(slug: str) -> tuple[str, int]:
         return _survey_page(survey, form["invitation"].data, agreed, conflict)
     except InvitationError:
         return _unavailable("invitation")
+    except SurveyNotOpenError:
+        return _unavailable("closed")
     except InvitationBusyError:
         busy = _(
             "The survey was too busy to store your answers safely. Your link still works: "
