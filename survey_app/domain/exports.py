@@ -260,6 +260,33 @@ def r_name(column: str) -> str:
     return name + "." if name in R_RESERVED else name
 
 
+def reports_one_option(question: Question) -> bool:
+    """Whether the question's one per-response column holds the reported option (k-ary
+    randomized response, a plain choice), rather than a bit per option (unary encoding)
+    or no option at all."""
+    columns = question.mechanism.export_columns(question.key)
+    return question.type.has_options and columns == [question.key]
+
+
+def rrreg_design(question: Question, rr: dict[str, Any]) -> dict[str, Any]:
+    """R ``RRreg``'s forced-response design (``model = "FR"``) for the 0/1 outcome of
+    ``rr`` (``r_rr_package``: rr's ``p0``, forced "no", and ``p1``, forced "yes").
+
+    RRreg's FR takes the chance of being told to answer each code 0, 1, … whatever the
+    truth, in the order of the codes (RRreg 0.7.6, R/RRlin_getPW.R, the "FR" case:
+    P(respond i | true j) = p[i] for i ≠ j, 1 - sum(p[-i]) for i = j): for a 0/1
+    outcome, p = c(p0, p1). A choice whose column is the reported option also gets
+    ``p_options``: its share mechanism reports each other option with the same chance,
+    p_false (rr's ``p1``), so every option's forced probability is that one, and
+    ``RRuni(model = "FR", p = p_options)`` estimates every option's share at once from
+    the reported option's index (0 for the first; the .sav and .dta codes).
+    """
+    design: dict[str, Any] = {"model": "FR", "p": [rr["p0"], rr["p1"]]}
+    if reports_one_option(question):
+        design["p_options"] = [rr["p1"]] * len(question.options)
+    return design
+
+
 def _epsilon_at_most(bound: Fraction) -> float:
     """An ε for an export: the 3-decimal figure people are shown, rounded up. A float
     computed from the parameters can sit just below the truth (1.0 printed as
@@ -276,8 +303,10 @@ def codebook(
     is the decimal people are shown, rounded up (likewise the per-respondent total); the
     exact parameters are there for anyone who needs more digits. For a sensitive yes/no
     question or choice option, ``r_rr_package`` gives R's ``rr`` forced-response
-    parameters (each mechanism's ``r_rr_design``); per-response codebooks name each
-    question's columns as R's ``read.csv`` will (``r_columns``).
+    parameters (each mechanism's ``r_rr_design``) and ``r_rrreg_package`` RRreg's
+    (``rrreg_design``); per-response codebooks name each question's columns as R's
+    ``read.csv`` will (``r_columns``). ``csv_levels`` are a choice's options exactly as
+    the CSVs write them (``neutralize``): what ``factor(levels = …)`` must be given.
     """
     ledger = survey_ledger(survey)
     questions = []
@@ -295,11 +324,13 @@ def codebook(
         }
         if question.type.has_options:
             described["options"] = list(question.options)
+            described["csv_levels"] = [neutralize(option) for option in question.options]
         if question.type.has_range:
             described["min"], described["max"] = question.min, question.max
         rr = question.mechanism.r_rr_design(r_name(question.key))
         if rr is not None:
             described["r_rr_package"] = rr
+            described["r_rrreg_package"] = rrreg_design(question, rr)
         if kind == "responses":
             mechanism = question.mechanism
             described["encoding"] = mechanism.export_encoding(question.key, question.options)

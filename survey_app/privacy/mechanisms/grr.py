@@ -173,7 +173,8 @@ class GeneralizedRandomizedResponse(ShareRates, MechanismDefaults):
     def r_rr_design(self, key: str) -> dict[str, Any]:
         """p1 = q, p0 = 1 - p: one option against the rest."""
         outcome = (
-            f"one option against the rest: as.integer(d${key} == OPTION), OPTION the option's text"
+            f"one option against the rest: as.integer(d${key} == OPTION), OPTION the option "
+            "as the CSV writes it (the codebook's csv_levels)"
         )
         return forced_known(*self.exact_rates, outcome)
 
