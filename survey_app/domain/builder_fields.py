@@ -23,6 +23,7 @@ import yaml
 
 from survey_app.domain.languages import LANGUAGES
 from survey_app.domain.survey_limits import DEFAULT_MECHANISM, MAX_QUESTIONS, QUESTION_TYPES
+from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.privacy import QuestionType
 
 #: The survey's texts, each given once per language.
@@ -97,6 +98,14 @@ class SurveyFields:
     def remove_question(self, index: int) -> None:
         if 0 <= index < len(self.questions):
             del self.questions[index]
+
+    def move_question(self, index: int, step: int) -> None:
+        """Swap question ``index`` with its neighbour ``step`` (-1 up, 1 down) away, keeping
+        everything typed in both; nothing moves when there is no neighbour there."""
+        place = index + step
+        if 0 <= index < len(self.questions) and 0 <= place < len(self.questions):
+            questions = self.questions
+            questions[index], questions[place] = questions[place], questions[index]
 
 
 def new_survey_fields(language: str = "en") -> SurveyFields:
@@ -329,7 +338,7 @@ def _flag(text: str) -> bool:
     return text.strip().lower() not in _FALSE_WORDS
 
 
-# Where the import's error goes on the form.
+# Where the import's errors go on the form.
 
 _ERROR_PATH = re.compile(
     r"questions\[(?P<index>\d+)\]"
@@ -379,6 +388,63 @@ def error_field_name(path: str, languages: Iterable[str]) -> str | None:
             return f"{survey['name']}.{survey['language'] or main}"
         return str(survey["name"])
     return None
+
+
+@dataclass(frozen=True)
+class PlacedProblem:
+    """One of the import's problems, placed on the form."""
+
+    #: The import's field path (``questions[1].options[2].ko``), as the file says it.
+    path: str
+    message: str
+    #: The form field it names (``q1.options.ko``), if any.
+    field: str | None
+    #: The index of the question it is about, if any: that question is shown unfolded.
+    question: int | None
+
+
+def placed_problems(
+    error: SurveyDefinitionError, languages: Iterable[str]
+) -> tuple[PlacedProblem, ...]:
+    """Every problem of the import's ``error``, each with its place on the form."""
+    codes = tuple(languages)
+    return tuple(
+        PlacedProblem(
+            problem.field,
+            problem.message,
+            error_field_name(problem.field, codes),
+            _question_index(problem.field),
+        )
+        for problem in error.problems
+    )
+
+
+def messages_by_field(problems: Iterable[PlacedProblem]) -> dict[str, list[str]]:
+    """The messages to show at each form field, in the order the import found them."""
+    messages: dict[str, list[str]] = {}
+    for problem in problems:
+        if problem.field is not None:
+            messages.setdefault(problem.field, []).append(problem.message)
+    return messages
+
+
+def _question_index(path: str) -> int | None:
+    found = _ERROR_PATH.match(path)
+    return int(found["index"]) if found else None
+
+
+#: The buttons that move a question, by the way they move it (up is -1).
+MOVE_BUTTONS = {-1: "move_up", 1: "move_down"}
+
+
+def moved_button(index: int, step: int, count: int) -> str:
+    """The id of the button that moved question ``index`` by ``step``, at the question's
+    new place (of ``count``); the other way's button once the question is first or last,
+    where there is none this way. The move comes back at it as the address's fragment,
+    so the page opens at the question and the keyboard carries on from the button."""
+    place = index + step
+    way = -step if place == (0 if step < 0 else count - 1) else step
+    return field_id(f"q{place}.{MOVE_BUTTONS[way]}")
 
 
 def field_id(name: str) -> str:

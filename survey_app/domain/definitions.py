@@ -4,9 +4,10 @@ Pure parsing and validation, with no Flask and no database, so the importer comm
 first-run example loader, the builder and the tests share one answer to "is this a valid
 survey?". The work is done by ``survey_reading`` (text to plain values and their lines)
 and ``survey_validation`` (plain values to a survey); here a problem gets its place.
-Every problem becomes exactly one ``SurveyDefinitionError`` naming the field and, where
-the parser can tell, the line: the person fixing the file needs to know where to look,
-not a traceback.
+Every problem names the field and, where the parser can tell, the line: the person fixing
+the file needs to know where to look, not a traceback. All the problems validation finds
+are raised at once, as one ``SurveyDefinitionError`` listing them in file order; a file
+that cannot be read at all stops at that.
 """
 
 from __future__ import annotations
@@ -57,5 +58,15 @@ def parse_definition(
         values, lines = read_values(text, fmt)
         return validate_survey(values, text)
     except SurveyDefinitionError as err:
-        line = err.line if err.line is not None else nearest_line(err.field, lines)
-        raise SurveyDefinitionError(err.message, err.field, line, source) from None
+        located = [_located(problem, lines, source) for problem in err.problems]
+        # In file order, problems of the file as a whole (no line) first; the sort is
+        # stable, so problems on one line keep the order validation found them in.
+        located.sort(key=lambda problem: -1 if problem.line is None else problem.line)
+        raise SurveyDefinitionError.collected(located) from None
+
+
+def _located(
+    problem: SurveyDefinitionError, lines: dict[str, int], source: str
+) -> SurveyDefinitionError:
+    line = problem.line if problem.line is not None else nearest_line(problem.field, lines)
+    return SurveyDefinitionError(problem.message, problem.field, line, source)

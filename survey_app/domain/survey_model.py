@@ -3,11 +3,12 @@
 Frozen values with no parsing in them, so storage, the builder and the designs can hold a
 ``SurveyDefinition`` without caring whether it came from a file, the builder or the
 database. ``SurveyDefinitionError`` is here too: every step from a file to a survey raises
-it, and it says where the file went wrong.
+it, and it says where the file went wrong (everywhere it went wrong, when it can tell).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -128,6 +129,10 @@ class SurveyDefinitionError(ValueError):
 
     ``field`` is a path such as ``questions[1].key`` ("" for the file as a whole),
     ``line`` is 1-based or None when unknown, ``source`` is the file name or ``<string>``.
+
+    A file with several problems raises one error for all of them (``collected``), so its
+    author fixes them in one go: ``problems`` lists each, and the error itself reads as the
+    first (its ``message``, ``field`` and ``line``), which is all a one-problem file has.
     """
 
     def __init__(
@@ -138,8 +143,22 @@ class SurveyDefinitionError(ValueError):
         self.field = field
         self.line = line
         self.source = source
+        self.problems: tuple[SurveyDefinitionError, ...] = (self,)
 
-    def __str__(self) -> str:
+    @classmethod
+    def collected(cls, problems: Sequence[SurveyDefinitionError]) -> SurveyDefinitionError:
+        """One error to raise for ``problems`` (at least one), each kept as it was found."""
+        first = problems[0]
+        error = cls(first.message, first.field, first.line, first.source)
+        error.problems = tuple(problems)
+        return error
+
+    def located(self) -> str:
+        """This one problem as ``file:line: field: message``."""
         location = self.source if self.line is None else f"{self.source}:{self.line}"
         subject = f"{self.field}: " if self.field else ""
         return f"{location}: {subject}{self.message}"
+
+    def __str__(self) -> str:
+        """Every problem on a line of its own, as compilers list theirs."""
+        return "\n".join(problem.located() for problem in self.problems)

@@ -1,15 +1,23 @@
 """Validating a survey definition: plain values in, a checked ``SurveyDefinition`` out.
 
 Every rule a survey file must follow is checked here, once, whether the file came from the
-importer, the builder or the first-run example. Each problem becomes exactly one
-``SurveyDefinitionError`` naming the field path; ``definitions`` adds its line and file.
+importer, the builder or the first-run example. Each problem is a ``SurveyDefinitionError``
+naming the field path; ``definitions`` adds its line and file.
+
+The author hears of every problem at once, not one per attempt: each rule raises its one
+problem, and ``_Problems`` records it and lets validation go on to the next field. A check
+that depends on another field's value (a choice question's options on its type, every text
+on the survey's languages) is skipped when that value is itself wrong, so one mistake is
+never reported again as the others it would cause.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from fractions import Fraction
+from typing import ParamSpec, TypeVar
 
 from survey_app.domain.languages import LANGUAGES
 from survey_app.domain.survey_limits import (
@@ -55,40 +63,78 @@ from survey_app.domain.survey_model import (
 from survey_app.domain.survey_reading import YamlScalar, field_path
 from survey_app.privacy import AnswerSpace, QuestionType, mechanism_for
 
+_Args = ParamSpec("_Args")
+_Value = TypeVar("_Value")
+
+
+class _Problems:
+    """Every problem found so far in one definition."""
+
+    def __init__(self) -> None:
+        self.found: list[SurveyDefinitionError] = []
+
+    def __len__(self) -> int:
+        return len(self.found)
+
+    def add(self, message: str, field: str) -> None:
+        self.found.append(SurveyDefinitionError(message, field))
+
+    def check(
+        self, rule: Callable[_Args, _Value], *args: _Args.args, **kwargs: _Args.kwargs
+    ) -> _Value | None:
+        """What ``rule`` makes of its arguments, or None when it finds a problem, which is
+        then recorded."""
+        try:
+            return rule(*args, **kwargs)
+        except SurveyDefinitionError as problem:
+            self.found.append(problem)
+            return None
+
+    def error(self) -> SurveyDefinitionError:
+        return SurveyDefinitionError.collected(self.found)
+
 
 def validate_survey(values: object, text: str) -> SurveyDefinition:
     """The survey that ``values`` (as ``survey_reading`` reads them) describe; ``text`` is
-    the definition as written, kept as the survey's ``source``."""
-    survey = _mapping(values, "", SURVEY_KEYS)
-    slug = _slug(survey["slug"])
-    languages = _languages(survey.get("languages", list(DEFAULT_LANGUAGES)))
-    title = _localized(survey["title"], "title", MAX_TITLE_LENGTH, languages)
-    none = dict.fromkeys(languages, "")
-    description = none
-    if "description" in survey:
-        description = _localized(
-            survey["description"],
-            "description",
-            MAX_DESCRIPTION_LENGTH,
-            languages,
-            may_be_empty=True,
-        )
-    access = _choice(survey.get("access", "open"), "access", ACCESS_MODES)
-    consent = none
-    if "consent" in survey:
-        # An empty consent would show an "I agree" step with nothing to agree to.
-        consent = _localized(survey["consent"], "consent", MAX_CONSENT_LENGTH, languages)
-    contact = none
-    if "contact" in survey:
-        contact = _localized(
-            survey["contact"], "contact", MAX_CONTACT_LENGTH, languages, may_be_empty=True
-        )
+    the definition as written, kept as the survey's ``source``.
+
+    Raises every problem found, together. Only a definition that is no mapping, or whose
+    languages are wrong (every text is judged against them), is not looked into further.
+    """
+    problems = _Problems()
+    survey = _mapping(values, "", SURVEY_KEYS, problems)
+    if survey is None:
+        raise problems.error()
+    slug = problems.check(_slug, survey["slug"]) if "slug" in survey else None
+    languages = problems.check(_languages, survey.get("languages", list(DEFAULT_LANGUAGES)))
+    access = problems.check(_choice, survey.get("access", "open"), "access", ACCESS_MODES)
     max_epsilon = None
     if "max_epsilon" in survey:
-        max_epsilon = _decimal(survey["max_epsilon"], "max_epsilon", MAX_EPSILON_MAX)
-    questions = _questions(survey["questions"], languages)
-    if max_epsilon is not None:
-        _check_total_epsilon(questions, max_epsilon)
+        max_epsilon = problems.check(
+            _decimal, survey["max_epsilon"], "max_epsilon", MAX_EPSILON_MAX
+        )
+    if languages is None:
+        raise problems.error()
+    title = _survey_text(survey, "title", MAX_TITLE_LENGTH, languages, problems)
+    description = _survey_text(
+        survey, "description", MAX_DESCRIPTION_LENGTH, languages, problems, may_be_empty=True
+    )
+    # An empty consent would show an "I agree" step with nothing to agree to.
+    consent = _survey_text(survey, "consent", MAX_CONSENT_LENGTH, languages, problems)
+    contact = _survey_text(
+        survey, "contact", MAX_CONTACT_LENGTH, languages, problems, may_be_empty=True
+    )
+    questions = None
+    if "questions" in survey:
+        questions = _questions(survey["questions"], languages, problems)
+    if questions is not None and max_epsilon is not None:
+        problems.check(_check_total_epsilon, questions, max_epsilon)
+    if problems:
+        raise problems.error()
+    # Each part is None only when it had a problem, and none was found.
+    assert slug is not None and access is not None and questions is not None
+    assert title is not None and description is not None
+    assert consent is not None and contact is not None
     main = languages[0]
     return SurveyDefinition(
         slug=slug,
@@ -131,14 +177,33 @@ def _languages(value: object) -> tuple[str, ...]:
     return tuple(languages)
 
 
+def _survey_text(
+    survey: dict[str, object],
+    name: str,
+    max_length: int,
+    languages: tuple[str, ...],
+    problems: _Problems,
+    *,
+    may_be_empty: bool = False,
+) -> dict[str, str] | None:
+    """One of the survey's own texts, empty in every language when it is left out (a
+    missing title is already the mapping's problem)."""
+    if name not in survey:
+        return dict.fromkeys(languages, "")
+    return _localized(
+        survey[name], name, max_length, languages, problems, may_be_empty=may_be_empty
+    )
+
+
 def _localized(
     value: object,
     field: str,
     max_length: int,
     languages: tuple[str, ...],
+    problems: _Problems,
     *,
     may_be_empty: bool = False,
-) -> dict[str, str]:
+) -> dict[str, str] | None:
     """One text in each of the survey's languages, by code.
 
     A plain string is the text of a one-language survey. Otherwise it is a mapping with
@@ -149,38 +214,42 @@ def _localized(
     if not isinstance(value, dict):
         if len(languages) > 1:
             shape = ", ".join(f"{language}: ..." for language in languages)
-            raise SurveyDefinitionError(
+            problems.add(
                 f"must give the text in each of the survey's languages, as {{{shape}}} "
                 f"(got {_describe(value)})",
                 field,
             )
-        return {languages[0]: _text(value, field, max_length, may_be_empty=may_be_empty)}
+            return None
+        text = problems.check(_text, value, field, max_length, may_be_empty=may_be_empty)
+        return None if text is None else {languages[0]: text}
+    before = len(problems)
     listed = ", ".join(languages)
-    for language in [*value, *languages]:  # extra ones first: they may be misspellings
+    for language in value:  # extra ones first: they may be misspellings
         if language not in languages:
-            problem = (
+            problems.add(
                 f"{_shorten(language)} is not one of the survey's languages ({listed}): "
-                "list it under languages or remove it"
+                "list it under languages or remove it",
+                field_path(field, language),
             )
-        elif language not in value:
-            problem = f"the text in {language} is missing (the survey's languages are {listed})"
-        else:
-            continue
-        raise SurveyDefinitionError(problem, field_path(field, language))
-    texts = {
-        language: _text(
-            value[language], field_path(field, language), max_length, may_be_empty=may_be_empty
-        )
-        for language in languages
-    }
-    given = [language for language in languages if texts[language]]
+    texts: dict[str, str] = {}
     for language in languages:
-        if given and not texts[language]:
-            raise SurveyDefinitionError(
+        path = field_path(field, language)
+        if language not in value:
+            problems.add(
+                f"the text in {language} is missing (the survey's languages are {listed})", path
+            )
+            continue
+        text = problems.check(_text, value[language], path, max_length, may_be_empty=may_be_empty)
+        if text is not None:
+            texts[language] = text
+    given = [language for language, text in texts.items() if text]
+    for language, text in texts.items():
+        if given and not text:
+            problems.add(
                 f"must not be empty when the text is given in {given[0]}",
                 field_path(field, language),
             )
-    return texts
+    return None if len(problems) > before else texts
 
 
 def _check_total_epsilon(questions: tuple[QuestionDefinition, ...], limit: Fraction) -> None:
@@ -218,23 +287,24 @@ def _check_total_epsilon(questions: tuple[QuestionDefinition, ...], limit: Fract
     )
 
 
-def _mapping(value: object, field: str, keys: dict[str, bool]) -> dict[str, object]:
+def _mapping(
+    value: object, field: str, keys: dict[str, bool], problems: _Problems
+) -> dict[str, object] | None:
     """Unknown keys are refused, not ignored: a typo such as ``tittle`` would otherwise
     vanish silently and leave the author wondering why their title is missing."""
     allowed = ", ".join(keys)
     if not isinstance(value, dict):
         subject = "" if field else "the definition "
-        raise SurveyDefinitionError(
+        problems.add(
             f"{subject}must be a mapping with the keys {allowed} (got {_describe(value)})", field
         )
+        return None
     for key in value:
         if key not in keys:
-            raise SurveyDefinitionError(
-                f"unknown key {key!r} (allowed: {allowed})", field_path(field, key)
-            )
+            problems.add(f"unknown key {key!r} (allowed: {allowed})", field_path(field, key))
     for key, required in keys.items():
         if required and key not in value:
-            raise SurveyDefinitionError("is required but missing", field_path(field, key))
+            problems.add("is required but missing", field_path(field, key))
     return value
 
 
@@ -268,7 +338,38 @@ def _text(value: object, field: str, max_length: int, *, may_be_empty: bool = Fa
     return text
 
 
-def _questions(value: object, languages: tuple[str, ...]) -> tuple[QuestionDefinition, ...]:
+def _questions(
+    value: object, languages: tuple[str, ...], problems: _Problems
+) -> tuple[QuestionDefinition, ...] | None:
+    items = problems.check(_question_list, value)
+    if items is None:
+        return None
+    before = len(problems)
+    questions: list[QuestionDefinition] = []
+    first_use: dict[str, str] = {}
+    for index, item in enumerate(items):
+        field = f"questions[{index}]"
+        question = _mapping(item, field, QUESTION_KEYS, problems)
+        if question is None:
+            continue
+        key_field = f"{field}.key"
+        key = (
+            problems.check(_question_key, question["key"], key_field) if "key" in question else None
+        )
+        if key in first_use:
+            # Keys name form fields and CSV columns: two questions cannot share one.
+            problems.add(
+                f"duplicate question key {key!r} (already used by {first_use[key]})", key_field
+            )
+        elif key is not None:
+            first_use[key] = key_field
+        checked = _question(question, key, field, languages, problems)
+        if checked is not None:
+            questions.append(checked)
+    return None if len(problems) > before else tuple(questions)
+
+
+def _question_list(value: object) -> list[object]:
     if not isinstance(value, list):
         raise SurveyDefinitionError(
             f"must be a list of questions (got {_describe(value)})", "questions"
@@ -279,96 +380,61 @@ def _questions(value: object, languages: tuple[str, ...]) -> tuple[QuestionDefin
         raise SurveyDefinitionError(
             f"must list at most {MAX_QUESTIONS} questions (got {len(value)})", "questions"
         )
-    questions: list[QuestionDefinition] = []
-    first_use: dict[str, str] = {}
-    for index, item in enumerate(value):
-        question = _question(item, f"questions[{index}]", languages)
-        key_field = f"questions[{index}].key"
-        if question.key in first_use:
-            # Keys name form fields and CSV columns: two questions cannot share one.
-            raise SurveyDefinitionError(
-                f"duplicate question key {question.key!r} (already used by "
-                f"{first_use[question.key]})",
-                key_field,
-            )
-        first_use[question.key] = key_field
-        questions.append(question)
-    return tuple(questions)
+    return value
 
 
-def _question(value: object, field: str, languages: tuple[str, ...]) -> QuestionDefinition:
-    question = _mapping(value, field, QUESTION_KEYS)
-    key = _question_key(question["key"], f"{field}.key")
-    text = _localized(question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH, languages)
-    kind = QuestionType(
-        _choice(question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type", QUESTION_TYPES)
+def _question(
+    question: dict[str, object],
+    key: str | None,
+    field: str,
+    languages: tuple[str, ...],
+    problems: _Problems,
+) -> QuestionDefinition | None:
+    """The question ``question`` describes, ``key`` already checked (None: it was wrong),
+    or None when anything else about it is wrong too."""
+    before = len(problems)
+    text = None
+    if "text" in question:
+        text = _localized(
+            question["text"], f"{field}.text", MAX_QUESTION_TEXT_LENGTH, languages, problems
+        )
+    kind_name = problems.check(
+        _choice, question.get("type", DEFAULT_QUESTION_TYPE), f"{field}.type", QUESTION_TYPES
     )
-    sensitive = _boolean(question.get("sensitive", True), f"{field}.sensitive")
+    sensitive = problems.check(_boolean, question.get("sensitive", True), f"{field}.sensitive")
+    required = problems.check(_boolean, question.get("required", True), f"{field}.required")
+    if kind_name is None or sensitive is None:
+        return None  # what follows depends on the type and on being randomized
+    kind = QuestionType(kind_name)
     if not sensitive and kind.always_randomized:
-        raise SurveyDefinitionError(
+        problems.add(
             "yes/no questions are always randomized: sensitive: false is only for "
             "choice and number questions",
             f"{field}.sensitive",
         )
-    required = _boolean(question.get("required", True), f"{field}.required")
+        sensitive = True  # as it will be: its ε is still judged, and no plain rule applies
     epsilon = None
     if "epsilon" in question:
-        if not sensitive:
-            raise SurveyDefinitionError(
-                "a plain question (sensitive: false) has no ε: it is stored as given",
-                f"{field}.epsilon",
-            )
-        epsilon = _decimal(question["epsilon"], f"{field}.epsilon", EPSILON_MAX)
-    mechanism = DEFAULT_MECHANISM
+        epsilon = problems.check(_epsilon, question["epsilon"], sensitive, f"{field}.epsilon")
+    mechanism: str | None = DEFAULT_MECHANISM
     if "mechanism" in question:
-        if kind not in MECHANISMS:
-            raise SurveyDefinitionError(
-                "yes/no questions always use two-coin randomized response: leave mechanism out",
-                f"{field}.mechanism",
-            )
-        if not sensitive:
-            raise SurveyDefinitionError(
-                "a plain question (sensitive: false) has no mechanism: it is stored as given",
-                f"{field}.mechanism",
-            )
-        mechanism = _choice(question["mechanism"], f"{field}.mechanism", MECHANISMS[kind])
-    options: dict[str, tuple[str, ...]] = dict.fromkeys(languages, ())
-    if kind.has_options:
-        if "options" not in question:
-            raise SurveyDefinitionError("is required for a choice question", f"{field}.options")
-        options = _options(question["options"], f"{field}.options", languages)
-    elif "options" in question:
-        raise SurveyDefinitionError(
-            f"only choice questions have options (this one is {kind})", f"{field}.options"
+        mechanism = problems.check(
+            _mechanism, question["mechanism"], kind, sensitive, f"{field}.mechanism"
         )
-    low = high = None
-    if kind.has_range:
-        for bound in ("min", "max"):
-            if bound not in question:
-                raise SurveyDefinitionError("is required for a number question", f"{field}.{bound}")
-        low = _whole_number(question["min"], f"{field}.min")
-        high = _whole_number(question["max"], f"{field}.max")
-        if high <= low:
-            raise SurveyDefinitionError(
-                f"must be greater than min (got min {low}, max {high})", f"{field}.max"
-            )
-        if high - low > MAX_NUMBER_RANGE:
-            raise SurveyDefinitionError(
-                f"must be at most {MAX_NUMBER_RANGE} more than min (got max - min = {high - low})",
-                f"{field}.max",
-            )
-    else:
-        for bound in ("min", "max"):
-            if bound in question:
-                raise SurveyDefinitionError(
-                    f"only number questions have min and max (this one is {kind})",
-                    f"{field}.{bound}",
-                )
+    options = _question_options(question, kind, field, languages, problems)
+    low, high = _bounds(question, kind, field, problems)
+    if key is None or text is None or len(problems) > before:
+        return None  # (a missing key or text is the mapping's problem)
+    # Each part is None only when it had a problem, and none was found.
+    assert required is not None
+    assert mechanism is not None and options is not None
     main = languages[0]
     if sensitive:
         space = AnswerSpace(kind, len(options[main]), low, high)
         requested = epsilon if epsilon is not None else default_epsilon(kind)
-        _check_reports_fit(space, requested, mechanism, field)
+        problems.check(_check_reports_fit, space, requested, mechanism, field)
+        if len(problems) > before:
+            return None
     return QuestionDefinition(
         key=key,
         text=text[main],
@@ -386,13 +452,120 @@ def _question(value: object, field: str, languages: tuple[str, ...]) -> Question
     )
 
 
-def _options(value: object, field: str, languages: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+def _epsilon(value: object, sensitive: bool, field: str) -> Fraction:
+    if not sensitive:
+        raise SurveyDefinitionError(
+            "a plain question (sensitive: false) has no ε: it is stored as given", field
+        )
+    return _decimal(value, field, EPSILON_MAX)
+
+
+def _mechanism(value: object, kind: QuestionType, sensitive: bool, field: str) -> str:
+    if kind not in MECHANISMS:
+        raise SurveyDefinitionError(
+            "yes/no questions always use two-coin randomized response: leave mechanism out",
+            field,
+        )
+    if not sensitive:
+        raise SurveyDefinitionError(
+            "a plain question (sensitive: false) has no mechanism: it is stored as given", field
+        )
+    return _choice(value, field, MECHANISMS[kind])
+
+
+def _question_options(
+    question: dict[str, object],
+    kind: QuestionType,
+    field: str,
+    languages: tuple[str, ...],
+    problems: _Problems,
+) -> dict[str, tuple[str, ...]] | None:
+    """A choice question's options per language; none (and none allowed) for the others."""
+    if not kind.has_options:
+        if "options" in question:
+            problems.add(
+                f"only choice questions have options (this one is {kind})", f"{field}.options"
+            )
+        return dict.fromkeys(languages, ())
+    if "options" not in question:
+        problems.add("is required for a choice question", f"{field}.options")
+        return None
+    return _options(question["options"], f"{field}.options", languages, problems)
+
+
+def _bounds(
+    question: dict[str, object], kind: QuestionType, field: str, problems: _Problems
+) -> tuple[int | None, int | None]:
+    """A number question's min and max; None for the others, which may not have them."""
+    if not kind.has_range:
+        for bound in ("min", "max"):
+            if bound in question:
+                problems.add(
+                    f"only number questions have min and max (this one is {kind})",
+                    f"{field}.{bound}",
+                )
+        return None, None
+    found: list[int | None] = []
+    for bound in ("min", "max"):
+        if bound in question:
+            found.append(problems.check(_whole_number, question[bound], f"{field}.{bound}"))
+        else:
+            problems.add("is required for a number question", f"{field}.{bound}")
+            found.append(None)
+    low, high = found
+    if low is not None and high is not None:
+        problems.check(_range_fits, low, high, f"{field}.max")
+    return low, high
+
+
+def _range_fits(low: int, high: int, field: str) -> None:
+    if high <= low:
+        raise SurveyDefinitionError(f"must be greater than min (got min {low}, max {high})", field)
+    if high - low > MAX_NUMBER_RANGE:
+        raise SurveyDefinitionError(
+            f"must be at most {MAX_NUMBER_RANGE} more than min (got max - min = {high - low})",
+            field,
+        )
+
+
+def _options(
+    value: object, field: str, languages: tuple[str, ...], problems: _Problems
+) -> dict[str, tuple[str, ...]] | None:
     """Option texts as shown to the respondent, per language; their order is their index
     in the form, in the stored answers and in the export, so it is kept as written.
 
     Options must differ within each language: a respondent reading only Korean could not
     tell two options apart that differ only in English.
     """
+    items = problems.check(_option_list, value, field)
+    if items is None:
+        return None
+    before = len(problems)
+    options: dict[str, list[str]] = {language: [] for language in languages}
+    first_use: dict[tuple[str, str], str] = {}
+    for index, item in enumerate(items):
+        item_field = f"{field}[{index}]"
+        if isinstance(item, dict):
+            item = {language: _integer_as_text(text) for language, text in item.items()}
+        elif len(languages) == 1:
+            item = _integer_as_text(item)
+        texts = _localized(item, item_field, MAX_OPTION_LENGTH, languages, problems)
+        for language, option in (texts or {}).items():
+            option_field = (
+                field_path(item_field, language) if isinstance(item, dict) else item_field
+            )
+            if (language, option) in first_use:
+                problems.add(
+                    f"duplicate option {_shorten(option)} (already {first_use[language, option]})",
+                    option_field,
+                )
+            else:
+                first_use[language, option] = option_field
+            options[language].append(option)
+    return None if len(problems) > before else {k: tuple(v) for k, v in options.items()}
+
+
+def _option_list(value: object, field: str) -> list[object]:
     if not isinstance(value, list):
         raise SurveyDefinitionError(
             f"must be a list of option texts (got {_describe(value)})", field
@@ -401,27 +574,7 @@ def _options(value: object, field: str, languages: tuple[str, ...]) -> dict[str,
         raise SurveyDefinitionError(
             f"must list {MIN_OPTIONS} to {MAX_OPTIONS} options (got {len(value)})", field
         )
-    options: dict[str, list[str]] = {language: [] for language in languages}
-    first_use: dict[tuple[str, str], str] = {}
-    for index, item in enumerate(value):
-        item_field = f"{field}[{index}]"
-        if isinstance(item, dict):
-            item = {language: _integer_as_text(text) for language, text in item.items()}
-        elif len(languages) == 1:
-            item = _integer_as_text(item)
-        texts = _localized(item, item_field, MAX_OPTION_LENGTH, languages)
-        for language, option in texts.items():
-            option_field = (
-                field_path(item_field, language) if isinstance(item, dict) else item_field
-            )
-            if (language, option) in first_use:
-                raise SurveyDefinitionError(
-                    f"duplicate option {_shorten(option)} (already {first_use[language, option]})",
-                    option_field,
-                )
-            first_use[language, option] = option_field
-            options[language].append(option)
-    return {language: tuple(texts) for language, texts in options.items()}
+    return value
 
 
 def _integer_as_text(value: object) -> object:

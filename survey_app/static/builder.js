@@ -2,10 +2,11 @@
  *
  * The page works without this script: its buttons post the form and the server answers
  * with the preview. With it, the fields of a question's type show as the type changes,
- * and the preview follows the form as the researcher types: the form is posted (with
- * its CSRF token) to the preview address, at most every half second, and the answer,
- * an HTML fragment of our own, replaces the panel. The status line says so politely to
- * screen readers. No answer is ever sent anywhere: the preview has no working form.
+ * a folded question's one line follows its type and text, and the preview follows the
+ * form as the researcher types: the form is posted (with its CSRF token) to the preview
+ * address, at most every half second, and the answer, an HTML fragment of our own,
+ * replaces the panel. The status line says so politely to screen readers. No answer is
+ * ever sent anywhere: the preview has no working form.
  */
 (function () {
   "use strict";
@@ -29,6 +30,13 @@
     }
   }
 
+  /* A folded question's line shows its type and text: [data-shows] names the field. */
+  function showInSummary(field) {
+    for (const shown of form.querySelectorAll('[data-shows="' + field.id + '"]')) {
+      shown.textContent = field.selectedOptions ? field.selectedOptions[0].textContent : field.value;
+    }
+  }
+
   function clearErrors() {
     document.getElementById("builder-errors")?.remove();
     for (const message of form.querySelectorAll(".field-error")) message.remove();
@@ -43,17 +51,19 @@
     }
   }
 
-  /* The import's first problem, next to the field it names, as a full post would show it. */
-  function markError() {
-    clearErrors();
-    const missing = panel.querySelector("[data-error-field]");
-    const input = missing && document.getElementById(missing.getAttribute("data-error-field"));
-    const text = missing && missing.querySelector("[data-message]");
-    if (!input || !text) return false;
+  /* One of the import's problems next to the field it names, as a full post shows it
+   * (several at one field share one message line, as there). */
+  function markError(input, text) {
+    const id = input.id + "-error";
+    const shown = document.getElementById(id);
+    if (shown) {
+      shown.append(document.createElement("br"), text);
+      return;
+    }
     const message = document.createElement("p");
     message.className = "field-error";
-    message.id = input.id + "-error";
-    message.textContent = text.textContent;
+    message.id = id;
+    message.textContent = text;
     const field = input.closest(".field");
     if (field) {
       field.classList.add("invalid");
@@ -63,8 +73,19 @@
     }
     input.setAttribute("aria-invalid", "true");
     const described = input.getAttribute("aria-describedby");
-    input.setAttribute("aria-describedby", (described ? described + " " : "") + message.id);
-    return true;
+    input.setAttribute("aria-describedby", (described ? described + " " : "") + id);
+    const fold = input.closest("details");
+    if (fold) fold.open = true;
+  }
+
+  /* Every problem the preview lists, at its field. */
+  function markErrors() {
+    clearErrors();
+    for (const problem of panel.querySelectorAll("[data-error-field]")) {
+      const input = document.getElementById(problem.getAttribute("data-error-field"));
+      const text = problem.querySelector("[data-message]");
+      if (input && text) markError(input, text.textContent);
+    }
   }
 
   async function refresh() {
@@ -83,7 +104,8 @@
       const html = await response.text();
       if (request !== latest) return; // a newer edit's preview is on its way
       panel.innerHTML = html;
-      const invalid = markError();
+      markErrors();
+      const invalid = panel.querySelector(".preview-missing") !== null;
       status.textContent = status.getAttribute(invalid ? "data-invalid" : "data-updated");
     } catch {
       if (request === latest) status.textContent = status.getAttribute("data-failed");
@@ -100,6 +122,7 @@
     const question = event.target.closest("[data-question]");
     if (question) showFieldsOf(question);
   });
+  form.addEventListener("input", (event) => showInSummary(event.target));
   // The preview settings live outside the form (form="builder-form") but belong to it.
   for (const control of [form, ...document.querySelectorAll('[form="builder-form"]')]) {
     control.addEventListener("input", schedule);

@@ -5,6 +5,7 @@ create, add and remove questions, preview, save, edit, download, upload)."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -26,7 +27,7 @@ from survey_app.domain.builder_fields import (
 from survey_app.domain.definitions import load_definition, parse_definition
 from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.storage.accounts import create_researcher
-from survey_app.storage.surveys import get_survey, list_visible_surveys
+from survey_app.storage.surveys import get_survey, list_visible_surveys, share_survey
 from survey_app.web.database_session import get_db
 from tests.support.examples import MIXED, SLUG
 from tests.support.researchers import PASSWORD, log_in
@@ -463,10 +464,211 @@ def test_the_imports_error_is_shown_next_to_the_field_it_names(builder: FlaskCli
     assert field_error(page, "b-q1-options-ko") == message
     tag = input_tag(page, "b-q1-options-ko")
     assert 'aria-invalid="true"' in tag and "b-q1-options-ko-error" in tag
-    assert f'<a href="#b-q1-options-ko">questions[1].options[2].ko</a>: {message}' in page
+    assert (
+        f'<a href="#b-q1-options-ko">questions[1].options[2].ko</a>: '
+        f"<span data-message>{message}</span>"
+    ) in page
     # What was typed is kept, and nothing was stored.
     assert page_form(page)["q1.options.ko"] == "없음\n대마"
     assert "campus-life" not in text(builder.get("/research/"))
+
+
+def error_summary(page: str) -> list[tuple[str, str, str]]:
+    """The error summary at the top: (the field's id, the import's path, the message)."""
+    found = re.search(r'<div class="errors error-summary"[^>]*>(.*?)</div>', page, re.S)
+    assert found, "an error summary"
+    assert "autofocus" in found.group(0).split(">", 1)[0]  # where keyboard focus starts
+    items = re.findall(
+        r'<li><a href="#([^"]+)">([^<]+)</a>: <span data-message>([^<]*)</span></li>',
+        found.group(1),
+    )
+    return [(field, path, html.unescape(message)) for field, path, message in items]
+
+
+def unfolded(page: str) -> list[int]:
+    """The questions shown open (the others are folded to one line)."""
+    return [
+        int(index)
+        for index, attributes in re.findall(
+            r'<div class="question" id="b-q(\d+)" data-question>\s*<details([^>]*)>', page
+        )
+        if " open" in attributes
+    ]
+
+
+def question_part(page: str, index: int) -> str:
+    """Question ``index``'s part of the page, buttons included."""
+    start = page.index(f'<div class="question" id="b-q{index}"')
+    end = page.find('<div class="question" id="b-q', start + 1)
+    return page[start : end if end > 0 else page.index('<div class="actions add-question">')]
+
+
+def buttons(part: str) -> list[tuple[str, str]]:
+    """The submit buttons in ``part``: (name, text)."""
+    return re.findall(r'<button type="submit" name="(\w+)"[^>]*>([^<]*)</button>', part)
+
+
+def test_every_problem_is_reported_at_once_each_at_its_field(
+    builder: FlaskClient, app: Flask
+) -> None:
+    page = bilingual_page(builder)
+    response = press(
+        builder,
+        page,
+        "save",
+        slug="Campus Life",
+        q0__epsilon="abc",
+        q1__options__ko="없음\r\n대마",
+        q2__max="0",
+    )
+    assert response.status_code == 400
+    page = text(response)
+    expected = [
+        (
+            "b-slug",
+            "slug",
+            "must be lowercase letters and digits in words joined by single hyphens, like "
+            "campus-health (got 'Campus Life')",
+        ),
+        (
+            "b-q0-epsilon",
+            "questions[0].epsilon",
+            "must be a number from 0.01 to 10 with at most 3 decimals (got the text 'abc')",
+        ),
+        ("b-q1-options-ko", "questions[1].options[2].ko", "must not be empty"),
+        ("b-q2-max", "questions[2].max", "must be greater than min (got min 0, max 0)"),
+    ]
+    assert error_summary(page) == expected
+    assert "4 problems to fix:" in page
+    for field, _path, message in expected:
+        assert html.unescape(field_error(page, field) or "") == message
+        assert 'aria-invalid="true"' in input_tag(page, field)
+    assert unfolded(page) == [0, 1, 2]  # the year question has nothing to fix
+    with app.app_context():
+        assert get_survey(get_db(), "campus-life") is None
+    # Fixed one at a time, the rest stay listed.
+    page = text(press(builder, page, "preview", slug="campus-life", q2__max="50"))
+    assert [field for field, _path, _message in error_summary(page)] == [
+        "b-q0-epsilon",
+        "b-q1-options-ko",
+    ]
+    assert field_error(page, "b-slug") is None
+
+
+def test_questions_move_up_and_down_keeping_everything_typed(
+    builder: FlaskClient, app: Flask
+) -> None:
+    page = bilingual_page(builder)
+    moved = text(press(builder, page, "move_up", "1", q1__text__en="Edited, not saved?"))
+    form = page_form(moved)
+    assert [form[f"q{i}.key"] for i in range(4)] == ["substance", "cheated", "drinks", "year"]
+    assert form["q0.text.en"] == "Edited, not saved?"
+    assert form["q0.options.ko"] == "없음\n대마\n각성제"
+    assert (form["q1.epsilon"], form["q2.max"]) == ("0.5", "50")
+    assert "q3.sensitive" not in form and form["slug"] == "campus-life"
+    assert 'class="errors' not in moved  # a move judges nothing
+    # First and last have only the button that means something. Each comes back at the
+    # question's new place: the fragment is its button there, the other way's at an end.
+    assert [name for name, _text in buttons(question_part(moved, 0))] == ["move_down", "remove"]
+    assert [name for name, _text in buttons(question_part(moved, 3))] == ["move_up", "remove"]
+    assert buttons(question_part(moved, 1)) == [
+        ("move_up", "Move question 2 up"),
+        ("move_down", "Move question 2 down"),
+        ("remove", "Remove question 2"),
+    ]
+    returns = dict(re.findall(r'id="(b-q\d-move_\w+)"[^>]* formaction="([^"]+)"', moved))
+    assert returns == {
+        "b-q0-move_down": "/research/builder/#b-q1-move_down",
+        "b-q1-move_up": "/research/builder/#b-q0-move_down",
+        "b-q1-move_down": "/research/builder/#b-q2-move_down",
+        "b-q2-move_up": "/research/builder/#b-q1-move_up",
+        "b-q2-move_down": "/research/builder/#b-q3-move_up",
+        "b-q3-move_up": "/research/builder/#b-q2-move_up",
+    }
+
+    back = text(press(builder, moved, "move_down", "0"))
+    assert [page_form(back)[f"q{i}.key"] for i in range(4)] == [
+        "cheated",
+        "substance",
+        "drinks",
+        "year",
+    ]
+    # No neighbour that way, or no such question: nothing moves.
+    for button, index in (("move_up", "0"), ("move_down", "3"), ("move_down", "99")):
+        same = text(press(builder, back, button, index))
+        assert page_form(same)["q0.key"] == "cheated" and page_form(same)["q3.key"] == "year"
+
+    removed = text(press(builder, back, "remove", "1"))
+    assert [page_form(removed)[f"q{i}.key"] for i in range(3)] == ["cheated", "drinks", "year"]
+    assert "b-q3-key" not in removed
+    assert press(builder, removed, "save").status_code == 302
+    with app.app_context():
+        survey = get_survey(get_db(), "campus-life")
+        assert survey is not None
+        assert [q.key for q in survey.questions] == ["cheated", "drinks", "year"]
+        assert survey.questions[0].text == "Have you cheated on an exam?"
+
+
+def test_questions_are_folded_to_one_line_until_opened(builder: FlaskClient) -> None:
+    assert unfolded(text(builder.get(BUILDER))) == [0]  # a new survey's first question
+    page = bilingual_page(builder)
+    assert unfolded(page) == []
+    summary = re.search(r"<summary>(.*?)</summary>", question_part(page, 1), re.S)
+    assert summary
+    words = re.sub(r"<[^>]+>", "", summary.group(1)).split()
+    assert " ".join(words) == "Question 2 One of several options Which have you used?"
+    added = text(press(builder, page, "add", "number"))
+    assert unfolded(added) == [4]  # the new one, open with its key focused
+    assert "autofocus" in input_tag(added, "b-q4-key")
+
+
+def test_only_the_fields_of_a_questions_type_are_shown(builder: FlaskClient) -> None:
+    page = bilingual_page(builder)
+    choice = "One of several options"
+    number = "A whole number in a range"
+    groups = {
+        f"Only for questions of type: {choice}": [False, True, False, True],
+        f"Only for questions of type: {number}": [False, False, True, False],
+        f"Only for questions of type: {choice} or {number}": [False, True, True, True],
+    }
+    for legend, shown in groups.items():
+        for index, expected in enumerate(shown):
+            found = re.search(
+                rf'<fieldset class="type-fields[^"]*" data-types="[^"]*"( hidden)?>\s*'
+                rf"<legend>{re.escape(legend)}</legend>",
+                question_part(page, index),
+            )
+            assert found, (legend, index)
+            assert (found.group(1) is None) == expected, (legend, index)
+    assert 'data-types="choice number"' in page
+
+
+@pytest.mark.parametrize("client_name", ["stranger", "viewer"])
+def test_only_the_owner_moves_a_drafts_questions(
+    drafts: FlaskClient, app: Flask, client_name: str
+) -> None:
+    """bob, a stranger to ada's draft or a viewer of it, learns nothing from a move."""
+    if client_name == "viewer":
+        with app.app_context():
+            db = get_db()
+            survey = get_survey(db, "campus-life")
+            bob = db.execute("SELECT id FROM researchers WHERE username = 'bob'").fetchone()[0]
+            assert survey is not None
+            share_survey(db, survey, bob)
+    form = page_form(text(drafts.get(BUILDER)))  # bob's own valid CSRF token
+    response = drafts.post(
+        f"{BUILDER}drafts/campus-life", data={**form.to_dict(flat=False), "move_down": "0"}
+    )
+    assert response.status_code == 404
+    assert "Have you cheated" not in text(response)
+
+
+def test_a_move_without_the_csrf_token_is_refused(builder: FlaskClient) -> None:
+    form = page_form(bilingual_page(builder))
+    del form["csrf_token"]
+    response = builder.post(BUILDER, data={**form.to_dict(flat=False), "move_down": "0"})
+    assert response.status_code == 400
+    assert "Have you cheated" not in text(response)
 
 
 def test_a_slug_already_taken_is_refused_at_the_slug(builder: FlaskClient) -> None:

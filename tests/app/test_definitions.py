@@ -8,7 +8,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from flask.testing import FlaskCliRunner
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from survey_app.domain import survey_validation
@@ -405,6 +406,103 @@ def test_error_message_format() -> None:
     assert str(empty) == "x.yaml: the definition is empty (it needs slug, title and questions)"
 
 
+# Nine mistakes in one file, each at its own field; question 4's options are not judged,
+# since its type is wrong.
+SEVERAL_MISTAKES = """\
+slug: Campus Health
+title: ""
+questions:
+  - key: cheated
+    text: Have you cheated?
+    epsilon: 20
+  - key: cheated
+    text: ""
+    type: choice
+    options: [a]
+  - key: drinks
+    type: number
+    text: Drinks?
+    min: 5
+    max: 1
+    colour: red
+  - key: mood
+    type: feelings
+    text: How do you feel?
+    options: [good, bad]
+"""
+
+
+def test_every_mistake_in_a_file_is_reported_at_once_in_file_order() -> None:
+    err = raised(SEVERAL_MISTAKES, "campus.yaml")
+    assert [(p.line, p.field) for p in err.problems] == [
+        (1, "slug"),
+        (2, "title"),
+        (6, "questions[0].epsilon"),
+        (7, "questions[1].key"),
+        (8, "questions[1].text"),
+        (10, "questions[1].options"),
+        (15, "questions[2].max"),
+        (16, "questions[2].colour"),
+        (18, "questions[3].type"),
+    ]
+    # The error reads as its first problem, and prints one line per problem.
+    assert (err.field, err.line, err.source) == ("slug", 1, "campus.yaml")
+    assert str(err).splitlines() == [problem.located() for problem in err.problems]
+    assert str(err).splitlines()[3:5] == [
+        "campus.yaml:7: questions[1].key: duplicate question key 'cheated' (already used by "
+        "questions[0].key)",
+        "campus.yaml:8: questions[1].text: must not be empty",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        # The languages are wrong: no text is judged against them.
+        (
+            "description: Optional text.\n",
+            "languages: [en, xx]\ndescription: {en: a, ko: b}\n",
+            "languages[1]",
+        ),
+        # The type is wrong: no options, bounds or mechanism are asked of it.
+        ("    type: yes_no\n", "    type: feelings\n    min: 1\n", "questions[0].type"),
+        # A yes/no question cannot be plain; its ε is not then called a plain question's.
+        ("    type: yes_no\n", "    sensitive: false\n    epsilon: 1\n", "questions[0].sensitive"),
+        # Unreadable YAML stops at that.
+        ("slug: campus-health\n", "slug: [campus-health\ntitle: ''\n", ""),
+    ],
+)
+def test_a_mistake_is_not_reported_again_as_the_mistakes_it_causes(
+    old: str, new: str, field: str
+) -> None:
+    err = raised(yaml_with(old, new))
+    assert [problem.field for problem in err.problems] == [field]
+
+
+def test_the_import_command_prints_every_problem_on_a_line_of_its_own(
+    runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    path = tmp_path / "campus.yaml"
+    path.write_text(SEVERAL_MISTAKES, encoding="utf-8")
+    result = runner.invoke(args=["import-survey", str(path)])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0] == f"Error: {path}:1: slug: must be lowercase letters and digits in words " + (
+        "joined by single hyphens, like campus-health (got 'Campus Health')"
+    )
+    assert [line.split(": ", 2)[1] for line in lines[1:]] == [
+        "title",
+        "questions[0].epsilon",
+        "questions[1].key",
+        "questions[1].text",
+        "questions[1].options",
+        "questions[2].max",
+        "questions[2].colour",
+        "questions[3].type",
+    ]
+    assert all(line.startswith(f"{path}:") for line in lines[1:])
+
+
 def test_yaml_non_string_suggests_quoting() -> None:
     err = raised(yaml_with("Have you cheated?", "no"))
     assert (
@@ -470,6 +568,9 @@ def test_arbitrary_text_only_ever_raises_survey_definition_error(text: str, fmt:
 
 
 @pytest.mark.slow
+# No per-example deadline: on a loaded two-core CI machine generating one structure can
+# take longer than Hypothesis's 200 ms; what is checked is the exception type, not time.
+@settings(deadline=None)
 @given(
     data=st.fixed_dictionaries(
         {},
@@ -991,6 +1092,8 @@ BAD_OPTIONS_YAML = [
     (
         "[yes, no]",
         "s.yaml:13: questions[1].options[0]: must be a string (got a boolean; put yes in "
+        "quotes if you meant it as text)\n"
+        "s.yaml:13: questions[1].options[1]: must be a string (got a boolean; put no in "
         "quotes if you meant it as text)",
     ),
     (

@@ -2,10 +2,13 @@
 
 A researcher builds a survey in English and Korean (yes/no, choice, number and a plain
 covariate) with the builder's buttons, watches the live preview follow the typing (with
-the ledger's total beside it), saves the draft and opens its preview page. axe-core finds
-no WCAG 2.1 A/AA violation on the builder (also with an error shown) or the preview page
-in any language, and neither scrolls sideways on a 320 px wide screen. Without JavaScript
-the same buttons still build the survey.
+the ledger's total beside it, every mistake marked at its field), saves the draft and
+opens its preview page. axe-core finds no WCAG 2.1 A/AA violation on the builder (also
+with several errors shown) or the preview page in any language, and neither scrolls
+sideways on a 320 px wide screen. Without JavaScript the same buttons still build the
+survey. Five questions fold to one line each (the page under half its unfolded 5,727 px
+at 1280 px); number boxes show on number questions only; a question moves up and down,
+with and without JavaScript, coming back at its new place with its button focused.
 """
 
 from __future__ import annotations
@@ -49,12 +52,22 @@ def press(page: Any, name: str) -> None:
         page.get_by_role("button", name=name, exact=True).first.click()
 
 
+def unfold(page: Any, index: int) -> None:
+    """Open question ``index`` (folded to one line) as a researcher does: its summary."""
+    details = page.locator(f"#b-q{index} > details")
+    if details.get_attribute("open") is None:
+        details.locator("summary").click()
+    expect(page.locator(f"#b-q{index}-key")).to_be_visible()
+
+
 def build_bilingual_survey(page: Any) -> None:
     """English and Korean; a yes/no, a choice, a number question and a plain covariate."""
     page.get_by_role("checkbox", name="한국어").check()
     press(page, "Preview")  # shows the Korean boxes
     for button in ("Add a choice question", "Add a number question", "Add a choice question"):
         press(page, button)
+    for index in range(4):
+        unfold(page, index)
     page.fill("#b-slug", SLUG)
     page.fill("#b-title-en", "Campus life")
     page.fill("#b-title-ko", "캠퍼스 생활")
@@ -102,15 +115,24 @@ def test_build_preview_live_and_save_a_bilingual_survey(
     page.select_option("#b-preview-language", "ko")
     expect(panel.locator("h1")).to_have_text("캠퍼스 생활")
     expect(panel).to_contain_text("4학년 이상")
-    # A mistake is marked at its field as the researcher types, with the import's words.
+    # Mistakes are marked at their fields as the researcher types, all of them, with the
+    # import's words.
     page.fill("#b-q2-max", "0")
+    page.fill("#b-q0-epsilon", "abc")
     expect(page.locator("#b-q2-max-error")).to_have_text(
         "must be greater than min (got min 0, max 0)"
     )
+    expect(page.locator("#b-q0-epsilon-error")).to_have_text(
+        "must be a number from 0.01 to 10 with at most 3 decimals (got the text 'abc')"
+    )
     expect(page.locator("#b-q2-max")).to_have_attribute("aria-invalid", "true")
+    expect(panel.locator(".preview-missing li")).to_have_count(2)
     expect(status).to_contain_text("The preview waits for a valid survey")
     page.fill("#b-q2-max", "50")
     expect(page.locator("#b-q2-max-error")).to_have_count(0)
+    expect(page.locator("#b-q0-epsilon-error")).to_have_count(1)
+    page.fill("#b-q0-epsilon", "0.5")
+    expect(page.locator("#b-q0-epsilon-error")).to_have_count(0)
     expect(panel.locator("h1")).to_have_text("캠퍼스 생활")
     # The type decides which fields show.
     expect(page.locator("#b-q0-options-en")).to_be_hidden()
@@ -179,12 +201,19 @@ def test_builder_and_preview_pages_pass_axe_and_fit_a_phone(
             overflow = sideways_overflow(page)
             if violations or overflow:
                 problems[name, viewport["width"]] = (violations, overflow)
-    # An error state: saving with a question's text emptied.
+    # An error state: saving with three mistakes, each shown at its field, with a summary.
     page.goto(live_server.url(f"{BUILDER}drafts/{saved_draft}?lang={language}"))
+    page.fill("#b-slug", "Not A Slug")
+    for index in (1, 2):
+        unfold(page, index)
     page.fill("#b-q1-text-ko", "")
+    page.fill("#b-q2-max", "0")
     with page.expect_navigation():  # "Save draft" in the page's language
         page.locator('button[name="save"]').first.click()
-    expect(page.locator("#b-q1-text-ko-error")).to_be_visible()
+    expect(page.locator("#builder-errors")).to_be_focused()
+    expect(page.locator("#builder-errors li")).to_have_count(3)
+    for field in ("b-slug", "b-q1-text-ko", "b-q2-max"):
+        expect(page.locator(f"#{field}-error")).to_be_visible()
     for viewport in ({"width": 1280, "height": 900}, NARROW):
         page.set_viewport_size(viewport)
         violations, overflow = axe_violations(page), sideways_overflow(page)
@@ -255,8 +284,158 @@ def test_a_built_survey_is_opened_answered_in_korean_on_a_phone_and_estimated(
     assert "randomized=client" in body and "year=1" in body  # the covariate as given
 
     researcher.goto(live_server.url(f"/research/surveys/{slug}"))
-    table = researcher.locator("table").first
-    expect(table).to_contain_text("Have you cheated on an exam?")
-    expect(researcher.locator("main")).to_contain_text("Which have you used?")
-    expect(researcher.locator("main")).to_contain_text("Drinks last week?")
-    expect(researcher.locator("[data-label='n']").first).to_have_text("1")
+    for key, text in (
+        ("cheated", "Have you cheated on an exam?"),
+        ("substance", "Which have you used?"),
+        ("drinks", "Drinks last week?"),
+    ):
+        expect(researcher.locator(f"#q-{key}")).to_have_text(text)
+        expect(researcher.locator(f"#q-{key} + .note")).to_contain_text("n = 1")
+
+
+FIVE = """\
+slug: five-questions
+title: Five questions
+description: A draft with a question of every type, and two more.
+questions:
+  - key: cheated
+    text: Have you cheated on an exam in the past year?
+    epsilon: 0.5
+  - key: substance
+    text: Which of these have you used most often in the past month?
+    type: choice
+    options: [None of these, Cannabis, Prescription stimulants, Sleeping pills, Something else]
+  - key: drinks
+    text: How many alcoholic drinks did you have last week?
+    type: number
+    min: 0
+    max: 50
+  - key: year
+    text: Which year of study are you in?
+    type: choice
+    options: ["1", "2", "3", "4+"]
+    sensitive: false
+  - key: stress
+    text: Have you felt overwhelmed by stress in the past two weeks?
+    required: false
+"""
+#: The builder's height for FIVE at 1280 px before its questions folded.
+UNFOLDED_HEIGHT = 5727
+WIDE = {"width": 1280, "height": 900}
+
+
+@pytest.fixture(scope="module")
+def five_questions(live_server: LiveServer, account: str) -> str:
+    """The builder's address for a saved draft of FIVE."""
+    path = live_server.workdir / "five-questions.yaml"
+    path.write_text(FIVE, encoding="utf-8")
+    live_server.cli("import-survey", "--owner", USERNAME, "--draft", str(path))
+    return f"{BUILDER}drafts/five-questions"
+
+
+def test_five_questions_fold_to_one_line_each_and_the_page_to_well_under_half(
+    live_server: LiveServer, five_questions: str, new_context: Callable[..., Any]
+) -> None:
+    page = logged_in_page(new_context, live_server, viewport=WIDE)
+    page.goto(live_server.url(five_questions))
+    summaries = page.locator(".question-fold > summary")
+    expect(summaries).to_have_count(5)
+    expect(summaries.nth(2)).to_contain_text("A whole number in a range")
+    line = page.evaluate(
+        "parseFloat(getComputedStyle(document.querySelector('.question-fold > summary'))"
+        ".lineHeight)"
+    )
+    heights = summaries.evaluate_all("all => all.map(s => s.getBoundingClientRect().height)")
+    assert all(height < 2 * line for height in heights), (heights, line)
+    expect(page.locator("#b-q0-key")).to_be_hidden()
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < UNFOLDED_HEIGHT / 2, height
+    unfold(page, 2)
+    expect(page.locator("#b-q2-min")).to_be_visible()
+    expect(page.locator("#b-q1-key")).to_be_hidden()
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["javascript", "no-javascript"])
+def test_number_boxes_show_only_on_number_questions(
+    live_server: LiveServer,
+    five_questions: str,
+    new_context: Callable[..., Any],
+    javascript: bool,
+) -> None:
+    page = logged_in_page(new_context, live_server, java_script_enabled=javascript)
+    page.goto(live_server.url(five_questions))
+    for index in range(5):
+        unfold(page, index)
+    shown = {
+        "min": [page.locator(f"#b-q{i}-min").is_visible() for i in range(5)],
+        "max": [page.locator(f"#b-q{i}-max").is_visible() for i in range(5)],
+        "options": [page.locator(f"#b-q{i}-options-en").is_visible() for i in range(5)],
+        "sensitive": [page.locator(f"#b-q{i}-sensitive").is_visible() for i in range(5)],
+    }
+    assert shown == {
+        "min": [False, False, True, False, False],
+        "max": [False, False, True, False, False],
+        "options": [False, True, False, True, False],
+        "sensitive": [False, True, True, True, False],
+    }
+    # Each group says which types it is for, in the type menu's words.
+    expect(page.locator("#b-q2 fieldset.range legend")).to_have_text(
+        "Only for questions of type: A whole number in a range"
+    )
+    if not javascript:
+        return
+    display = "q => getComputedStyle(document.querySelector(q)).display"
+    assert page.evaluate(display, "#b-q0 fieldset.range") == "none"
+    assert page.evaluate(display, "#b-q1 fieldset.range") == "none"
+    # With JavaScript the fields follow the type menu, and so does the folded line.
+    page.select_option("#b-q0-type", "number")
+    expect(page.locator("#b-q0-min")).to_be_visible()
+    expect(page.locator("#b-q0 .question-type")).to_have_text("A whole number in a range")
+    page.select_option("#b-q0-type", "choice")
+    expect(page.locator("#b-q0-min")).to_be_hidden()
+    expect(page.locator("#b-q0-options-en")).to_be_visible()
+    page.select_option("#b-q0-type", "yes_no")
+    expect(page.locator("#b-q0-options-en")).to_be_hidden()
+    expect(page.locator("#b-q0-sensitive")).to_be_hidden()
+
+
+def question_keys(page: Any) -> list[str]:
+    return [page.locator(f"#b-q{i}-key").input_value() for i in range(5)]
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["javascript", "no-javascript"])
+def test_a_question_moves_up_and_down_keeping_its_place_on_screen_and_what_was_typed(
+    live_server: LiveServer,
+    five_questions: str,
+    new_context: Callable[..., Any],
+    javascript: bool,
+) -> None:
+    page = logged_in_page(new_context, live_server, viewport=WIDE, java_script_enabled=javascript)
+    page.goto(live_server.url(five_questions))
+    unfold(page, 2)
+    page.fill("#b-q2-text-en", "Drinks last week (typed, not saved)?")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Move question 3 up").click()
+    # Back at the question's new place: the button pressed, there, in sight and focused,
+    # with the question's line above it.
+    assert page.url.endswith("/drafts/five-questions#b-q1-move_up"), page.url
+    assert question_keys(page) == ["cheated", "drinks", "substance", "year", "stress"]
+    expect(page.locator("#b-q1 .question-text")).to_have_text(
+        "Drinks last week (typed, not saved)?"
+    )
+    expect(page.locator("#b-q1 summary")).to_be_in_viewport()
+    expect(page.locator("#b-q1-move_up")).to_be_focused()
+    # So the keyboard presses it again. Now first, it has only "Move down", focused.
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.url.endswith("#b-q0-move_down")
+    assert question_keys(page) == ["drinks", "cheated", "substance", "year", "stress"]
+    expect(page.locator("#b-q0-move_up")).to_have_count(0)
+    expect(page.locator("#b-q0-move_down")).to_be_focused()
+    expect(page.locator("#b-q4-move_down")).to_have_count(0)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Move question 1 down").click()
+    assert question_keys(page) == ["cheated", "drinks", "substance", "year", "stress"]
+    expect(page.locator("#b-q1 .question-text")).to_have_text(
+        "Drinks last week (typed, not saved)?"
+    )

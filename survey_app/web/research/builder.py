@@ -1,13 +1,16 @@
 """The survey builder: researchers create and edit draft surveys in the browser.
 
 Every essential action is a plain form post, named by the button pressed (``add``,
-``remove``, ``preview``, ``save``, ``download``; uploading is a form of its own), so the
-builder works without JavaScript; ``static/builder.js`` only adds the live preview, from
+``remove``, ``move_up``, ``move_down``, ``preview``, ``save``, ``download``; uploading is a
+form of its own), so the builder works without JavaScript; ``static/builder.js`` only shows
+each question's fields as its type changes and adds the live preview, from
 ``POST /research/builder/preview``.
 
-The form's fields become a definition file (``builder_forms``) that
-``definitions.parse_definition`` checks exactly as it checks an imported file. Drafts are
-their owner's alone: anyone else, and any survey past the draft stage, gets a 404.
+The form's fields become a definition file (``builder_fields``) that
+``definitions.parse_definition`` checks exactly as it checks an imported file; every
+problem it finds is shown at once, listed at the top and again at the field it names.
+Drafts are their owner's alone: anyone else, and any survey past the draft stage, gets a
+404.
 The preview renders the respondent's page inside a disabled fieldset with no valid form
 token, so it can never send, let alone store, an answer.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from babel.lists import format_list
 from flask import (
     Blueprint,
     abort,
@@ -31,18 +35,24 @@ from markupsafe import Markup
 from werkzeug.wrappers import Response
 
 from survey_app.domain.builder_fields import (
+    MOVE_BUTTONS,
+    PlacedProblem,
     SurveyFields,
     definition_yaml,
-    error_field_name,
+    field_id,
     fields_from_form,
     fields_from_source,
+    messages_by_field,
+    moved_button,
     new_survey_fields,
+    placed_problems,
 )
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.previews import preview_survey
 from survey_app.domain.sample_plans import QuestionPlan, plan_survey
 from survey_app.domain.survey_limits import QUESTION_TYPES
 from survey_app.domain.survey_model import SurveyDefinition, SurveyDefinitionError
+from survey_app.privacy import QuestionType
 from survey_app.privacy.planner import MIN_HALF_WIDTH
 from survey_app.storage.surveys import (
     Survey,
@@ -53,6 +63,7 @@ from survey_app.storage.surveys import (
     survey_source,
 )
 from survey_app.web.database_session import get_db
+from survey_app.web.i18n import current_language
 from survey_app.web.i18n import gettext as _
 from survey_app.web.research.access import attachment, owned_draft
 from survey_app.web.research.auth import current_researcher
@@ -71,23 +82,22 @@ PLAN_CONFIDENCE = 0.95
 
 @dataclass(frozen=True)
 class Checked:
-    """The form judged by the import: a definition, or the first thing wrong with it."""
+    """The form judged by the import: a definition, or everything wrong with it."""
 
     definition: SurveyDefinition | None
-    error: SurveyDefinitionError | None
-    error_field: str | None  # the form field the error names, if any
+    problems: tuple[PlacedProblem, ...] = ()
 
 
 def check(fields: SurveyFields) -> Checked:
     try:
-        return Checked(parse_definition(definition_yaml(fields), SOURCE), None, None)
+        return Checked(parse_definition(definition_yaml(fields), SOURCE))
     except SurveyDefinitionError as err:
-        return Checked(None, err, error_field_name(err.field, fields.languages))
+        return Checked(None, placed_problems(err, fields.languages))
 
 
 @bp.get("/")
 def new() -> str:
-    return _page(new_survey_fields(str(get_locale())), None)
+    return _page(new_survey_fields(str(get_locale())), None, opened=0)
 
 
 @bp.post("/")
@@ -153,12 +163,18 @@ def _act(draft: Survey | None) -> Response | tuple[str, int]:
     if "add" in form:
         kind = form["add"] if form["add"] in QUESTION_TYPES else QUESTION_TYPES[0]
         fields.add_question(kind)
-        return _page(fields, draft, focus=f"b-q{len(fields.questions) - 1}-key"), 200
+        added = len(fields.questions) - 1
+        return _page(fields, draft, focus=field_id(f"q{added}.key"), opened=added), 200
     if "remove" in form:
         index = form.get("remove", "", type=str)
         if index.isdigit():
             fields.remove_question(int(index))
         return _page(fields, draft), 200
+    for step, button in MOVE_BUTTONS.items():
+        index = form.get(button, "", type=str)
+        if index.isdigit():
+            fields.move_question(int(index), step)
+            return _page(fields, draft), 200
     checked = check(fields)
     wants_file = "download" in form or "save" in form
     if checked.definition is None:
@@ -185,7 +201,7 @@ def _save(
         taken = SurveyDefinitionError(
             _("A survey with this slug already exists: choose another."), "slug"
         )
-        return _page(fields, draft, Checked(None, taken, "slug")), 409
+        return _page(fields, draft, Checked(None, placed_problems(taken, fields.languages))), 409
     except SurveyNotDraftError:
         abort(409, description=_("This survey is no longer a draft, so it cannot be changed."))
     return redirect(url_for(".edit", slug=saved.slug, saved=1))
@@ -203,7 +219,8 @@ def _upload(draft: Survey | None) -> str | tuple[str, int]:
         definition = parse_definition(_decoded(upload.read(), label), label)
     except SurveyDefinitionError as err:
         fields = _stored_fields(draft)
-        return _page(fields, draft, upload_error=str(err)), 400
+        upload_errors = [problem.located() for problem in err.problems]
+        return _page(fields, draft, upload_errors=upload_errors), 400
     notice = _("Loaded %(name)s. Nothing is saved until you press “Save draft”.", name=name)
     return _page(fields_from_source(definition.source), draft, notice=notice)
 
@@ -237,40 +254,56 @@ def _page(
     checked: Checked | None = None,
     *,
     notice: str | None = None,
-    upload_error: str | None = None,
+    upload_errors: list[str] | None = None,
     focus: str | None = None,
+    opened: int | None = None,
 ) -> str:
     """The builder page. Without ``checked`` (a fresh form) errors stay unshown, but the
-    preview still appears if the form is already a valid survey."""
+    preview still appears if the form is already a valid survey.
+
+    Questions are folded to one line, but for those with a problem shown and question
+    ``opened`` (one just added); ``focus`` is the id of the control to focus."""
     judged = checked or check(fields)
     action = url_for(".edit_action", slug=draft.slug) if draft else url_for(".new_action")
     upload = url_for(".upload_to_draft", slug=draft.slug) if draft else url_for(".upload_new")
+    problems = checked.problems if checked else ()
     return render_template(
         "research/builder.html",
         fields=fields,
         draft=draft,
         action=action,
         upload_action=upload,
-        error=checked.error if checked else None,
-        error_field=checked.error_field if checked else None,
+        problems=problems,
+        field_errors=messages_by_field(problems),
+        unfolded={problem.question for problem in problems} | {opened},
         notice=notice,
-        upload_error=upload_error,
+        upload_errors=upload_errors or [],
         focus=focus,
         question_types=QUESTION_TYPES,
+        only_for=_only_for,
+        move_buttons=MOVE_BUTTONS,
+        moved_button=moved_button,
         **_preview(fields, judged),
     )
 
 
+def _only_for(kinds: list[QuestionType]) -> str:
+    """The legend of fields that only questions of ``kinds`` have, in the words of the
+    type menu, so the form reads right without JavaScript too."""
+    labels = [str(kind.builder_label) for kind in kinds]
+    listed = format_list(labels, style="or", locale=get_locale() or current_language())
+    return _("Only for questions of type: %(types)s", types=listed)
+
+
 def _preview(fields: SurveyFields, checked: Checked) -> dict[str, object]:
     """What the preview panel shows: the respondent's page, the ledger and the planner, or
-    the first problem when the form is not a valid survey yet."""
+    the problems while the form is not a valid survey yet."""
     form = request.form
     respondents = _number(form.get("plan_respondents"), DEFAULT_RESPONDENTS, 1, MAX_RESPONDENTS)
     margin = _number(form.get("plan_margin"), DEFAULT_MARGIN_POINTS, 100 * MIN_HALF_WIDTH, 100)
     if checked.definition is None:
         return {
-            "preview_error": checked.error,
-            "preview_error_field": checked.error_field,
+            "preview_problems": checked.problems,
             "plan_respondents": int(respondents),
             "plan_margin": margin,
         }
