@@ -24,6 +24,7 @@ from survey_app.cli.releases import COMMANDS as RELEASE_COMMANDS
 from survey_app.config import SettingError, command_line_base
 from survey_app.domain.definitions import load_definition
 from survey_app.domain.exports import aggregate_csv, codebook, responses_csv
+from survey_app.domain.labelled_exports import labelled_file
 from survey_app.domain.question_estimates import survey_estimates
 from survey_app.domain.question_privacy import (
     LedgerEntry,
@@ -41,18 +42,30 @@ from survey_app.storage.accounts import (
     find_researcher,
 )
 from survey_app.storage.database import backup_database, create_owner_only_file, migrate
+from survey_app.storage.destruction import (
+    Removal,
+    delete_survey,
+    destroy_expired,
+    expired_surveys,
+    survey_holdings,
+)
+from survey_app.storage.events import COMMAND_LINE
 from survey_app.storage.invitations import create_invitations
+from survey_app.storage.studies import default_owner_id
 from survey_app.storage.surveys import (
     Survey,
+    SurveyDestroyedError,
     SurveyExistsError,
     count_surveys,
     get_survey,
     set_status,
     share_survey,
     store_survey,
+    survey_response_count,
 )
 from survey_app.storage.tallies import recount
 from survey_app.web.database_session import get_db
+from survey_app.web.research.studies import typed_slug_matches
 
 EXAMPLE_SURVEY = "campus-health.yaml"
 
@@ -103,18 +116,26 @@ def _researcher_id_or_fail(username: str) -> int:
 @click.command("import-survey")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
-    "--owner", help="Researcher who owns it (only they, and those it is shared with, see it)."
+    "--owner",
+    help="Researcher who owns it (only they, and those it is shared with, see it). "
+    "Default: the first administrator.",
 )
 @click.option(
     "--draft", is_flag=True, help="Import closed to answers until `survey-app open SLUG`."
 )
+@click.option("--listed", is_flag=True, help="List it on the front page while it is open.")
 @with_appcontext
-def import_survey_command(file: str, owner: str | None, draft: bool) -> None:
-    """Create a survey from a YAML or JSON definition FILE and print its slug."""
-    owner_id = _researcher_id_or_fail(owner) if owner else None
+def import_survey_command(file: str, owner: str | None, draft: bool, listed: bool) -> None:
+    """Create a survey from a YAML or JSON definition FILE and print its slug.
+
+    Without --owner it belongs to the first administrator; before any account exists, to
+    the first account created.
+    """
+    owner_id = _researcher_id_or_fail(owner) if owner else default_owner_id(get_db())
+    status = "draft" if draft else "open"
     try:
         definition = load_definition(file)
-        survey = store_survey(get_db(), definition, owner_id, "draft" if draft else "open")
+        survey = store_survey(get_db(), definition, owner_id, status, listed=listed)
     except (SurveyDefinitionError, SurveyExistsError) as err:
         raise click.ClickException(str(err)) from err
     click.echo(survey.slug)
@@ -125,7 +146,10 @@ def _status_command(name: str, status: str, help_text: str) -> click.Command:
     @click.argument("slug")
     @with_appcontext
     def command(slug: str) -> None:
-        set_status(get_db(), _survey_or_fail(slug), status)
+        try:
+            set_status(get_db(), _survey_or_fail(slug), status)
+        except SurveyDestroyedError as err:
+            raise click.ClickException(f"{err}: it stays closed") from err
         click.echo(f"{slug} is now {status}.")
 
     return command
@@ -188,6 +212,71 @@ def backup_command(file: str) -> None:
     click.echo(f"Backed up {pages} pages to {file}; integrity check ok.")
 
 
+@click.command("delete-survey")
+@click.argument("slug")
+@click.option("--yes", is_flag=True, help="Delete without asking to type the slug (scripts).")
+@with_appcontext
+def delete_survey_command(slug: str, yes: bool) -> None:
+    """Delete survey SLUG with everything it holds, for good.
+
+    Its responses, counts, invitation links, releases and sharing go, from the database
+    file and its WAL; the deletion is recorded (who, when, slug and title). Backups made
+    before keep their copies: see docs/data-retention.md.
+    """
+    db = get_db()
+    survey = _survey_or_fail(slug)
+    if not yes:
+        held = survey_holdings(db, survey)
+        click.echo(
+            f"This deletes {slug} ({survey.title}) for good: {held.responses} responses, "
+            f"{held.invitations} invitation links, {held.releases} public releases. "
+            "Backups made before keep their copies.",
+            err=True,
+        )
+        typed = click.prompt("Type the survey's slug to delete it", default="", err=True)
+        if not typed_slug_matches(survey, typed):
+            raise click.ClickException("that is not the survey's slug; nothing was deleted")
+    _report_removal(delete_survey(db, survey, COMMAND_LINE), "deleted, with")
+
+
+@click.command("destroy-expired")
+@click.option("--dry-run", is_flag=True, help="Only list what would be destroyed.")
+@with_appcontext
+def destroy_expired_command(dry_run: bool) -> None:
+    """Destroy the answers of every survey past its retention date (run it daily, by cron).
+
+    A survey whose retention date has passed (in UTC) loses its responses, counts, saved
+    analyses' counts and invitation links, and, unless its owner chose to keep them, its
+    public releases; it is closed for good and the destruction recorded. The server also
+    does this when it starts.
+    """
+    db = get_db()
+    due = expired_surveys(db)
+    if not due:
+        click.echo("No survey is past its retention date.")
+    elif dry_run:
+        for survey in due:
+            responses = survey_response_count(db, survey)
+            click.echo(
+                f"{survey.slug}: kept until {survey.retain_until}; would destroy "
+                f"{responses} responses"
+            )
+    else:
+        for removal in destroy_expired(db):
+            _report_removal(removal, "answers destroyed:")
+
+
+def _report_removal(removal: Removal, done: str) -> None:
+    click.echo(f"{removal.slug}: {done} {removal.responses} responses.")
+    if not removal.log_erased:
+        click.echo(
+            "warning: the database was busy, so copies of the removed pages stay in its "
+            "write-ahead log until a later checkpoint empties it (at the latest when every "
+            "connection closes, as when the server stops).",
+            err=True,
+        )
+
+
 @click.command("export")
 @click.argument("slug")
 @click.option(
@@ -207,17 +296,39 @@ def backup_command(file: str) -> None:
     show_default=True,
     type=click.Choice(INTERVAL_METHODS),
 )
+@click.option(
+    "--format",
+    "file_format",
+    default="csv",
+    show_default=True,
+    type=click.Choice(["csv", "sav", "dta"]),
+    help="sav (SPSS) or dta (Stata): the per-response data, labelled, with the design in "
+    "the file's notes (needs -o).",
+)
 @with_appcontext
 def export_command(
-    slug: str, responses: bool, output: str | None, confidence: float, method: str
+    slug: str,
+    responses: bool,
+    output: str | None,
+    confidence: float,
+    method: str,
+    file_format: str,
 ) -> None:
     """Write a survey's CSV export to standard output or a file.
 
     With -o FILE, the codebook (design, ε, estimator, interval, app version, export
-    time) is written next to it as FILE's name with .codebook.json.
+    time) is written next to it: FILE with its extension replaced by .codebook.json
+    (responses.csv: responses.codebook.json). An SPSS or Stata file holds its design.
     """
     survey = _survey_or_fail(slug)
     db = get_db()
+    if file_format != "csv":
+        if output is None:
+            raise click.UsageError("--format sav or dta writes a binary file: give -o FILE.")
+        with _open_owner_only(output, new=False) as handle:
+            handle.buffer.writelines(labelled_file(db, survey, file_format, __version__))
+        click.echo(f"Wrote {output}", err=True)
+        return
     if responses:
         lines = responses_csv(db, survey)
     else:
@@ -303,19 +414,27 @@ def _ledger_row(entry: LedgerEntry) -> dict[str, object]:
 @click.option(
     "--password-stdin", is_flag=True, help="Read the password from standard input (scripts)."
 )
+@click.option(
+    "--admin", is_flag=True, help="Make it an administrator (the first account always is)."
+)
 @with_appcontext
-def create_researcher_command(username: str, password_stdin: bool) -> None:
-    """Create a researcher account; asks for the password unless --password-stdin."""
+def create_researcher_command(username: str, password_stdin: bool, admin: bool) -> None:
+    """Create a researcher account; asks for the password unless --password-stdin.
+
+    The first account ever created is an administrator and owns every survey nobody owned;
+    administrators add the others in the browser, at /research/people.
+    """
     try:
         check_new_username(get_db(), username)
         if password_stdin:
             password = sys.stdin.readline().rstrip("\r\n")
         else:
             password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-        researcher = create_researcher(get_db(), username, password)
+        researcher = create_researcher(get_db(), username, password, admin=admin)
     except AccountError as err:
         raise click.ClickException(str(err)) from err
-    click.echo(f"Created researcher {researcher.username!r}; log in at /login.")
+    kind = "administrator" if researcher.is_admin else "researcher"
+    click.echo(f"Created {kind} {researcher.username!r}; log in at /login.")
 
 
 def examples_folder() -> Path:
@@ -338,8 +457,11 @@ def run_command(host: str, port: int) -> None:
     db = get_db()
     migrate(db)
     if count_surveys(db) == 0:
-        survey = store_survey(db, load_definition(examples_folder() / EXAMPLE_SURVEY))
+        example = load_definition(examples_folder() / EXAMPLE_SURVEY)
+        survey = store_survey(db, example, default_owner_id(db), listed=True)
         click.echo(f"Loaded the example survey {survey.slug!r}.")
+    for removal in destroy_expired(db):
+        _report_removal(removal, "past its retention date, answers destroyed:")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     # Bind first, so that a busy port is an error before anything claims to be running.
     try:
@@ -365,6 +487,8 @@ COMMANDS = (
     share_command,
     invite_command,
     backup_command,
+    delete_survey_command,
+    destroy_expired_command,
     export_command,
     recount_command,
     ledger_command,
@@ -385,7 +509,8 @@ def _create_app() -> Flask:
     from survey_app import create_app
 
     try:
-        return create_app()
+        # Not the server starting: `destroy-expired --dry-run` must still see what is due.
+        return create_app(retention_check=False)
     except SettingError as err:
         raise click.ClickException(str(err)) from err
 

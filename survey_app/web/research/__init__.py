@@ -11,13 +11,29 @@ Endpoints are named through the door: ``research.dashboard.study``,
 
 from flask import Blueprint
 
-from survey_app.web.research import analysis_pages, builder, publishing, routes
+from survey_app.web.research import (
+    account,
+    analysis_pages,
+    builder,
+    downloads,
+    people,
+    publishing,
+    routes,
+)
 from survey_app.web.research.auth import bp as auth_bp
 from survey_app.web.research.auth import require_researcher
 
 bp = Blueprint("research", __name__, url_prefix="/research")
 bp.before_request(require_researcher)
-for pages in (routes.bp, builder.bp, analysis_pages.bp, publishing.bp):
+for pages in (
+    routes.bp,
+    builder.bp,
+    analysis_pages.bp,
+    publishing.bp,
+    people.bp,
+    account.bp,
+    downloads.bp,
+):
     bp.register_blueprint(pages)
 
 __all__ = ["auth_bp", "bp"]
