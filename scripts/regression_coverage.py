@@ -15,9 +15,15 @@ For each coefficient it counts how often the 95% interval holds the true value:
 - Wald's β̂ ± z·se, which the app showed before, over the surveys whose fit is not on the
   boundary (the others it refused as "separation").
 
+The odds ratios' intervals are e to the profile bounds, so each covers exactly when its
+log-odds interval does: the same table. The p-value the page shows beside them (Wald's,
+for a coefficient of 0) is checked where the true slope is 0: further cells, numbered
+after the coverage cells, with b0 in {-3, -1, 0}, count how often p < 0.05 and how often
+that disagrees with the 95% profile interval about 0.
+
 With 2,000 replicates a coverage near 0.95 has a standard error of 0.0049. Each cell has
 its own seed (``SeedSequence((SEED, cell))``), so a cell can be rerun alone. The whole
-table takes about 20 minutes on one core.
+page takes about 30 minutes on an idle core (the coverage cells 20, the p-value's 10).
 
     python scripts/regression_coverage.py -o docs/regression.md
     python scripts/regression_coverage.py --replicates 200 --cells 0 1  # a quick look
@@ -62,6 +68,9 @@ EPSILONS = (math.log(3), 1.0, 2.0)
 SIZES = (300, 1_000, 3_000)
 # What the lowest coverage of a 95% interval is held to: nominal, less half a point.
 TARGET = 0.95 - 0.005
+# The p-value's calibration: the true slope is 0, and p < ALPHA should happen ALPHA of the time.
+NULL_INTERCEPTS = (-3.0, -1.0, 0.0)
+ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,7 @@ class Cell:
     epsilon: float
     n: int
     intercept: float
+    slope: float = SLOPE
 
     @property
     def design(self) -> TwoCoinDesign:
@@ -76,11 +86,11 @@ class Cell:
 
     @property
     def truth(self) -> tuple[float, float]:
-        return (self.intercept, SLOPE)
+        return (self.intercept, self.slope)
 
     def expected_events(self) -> float:
         """n times the average true share: the true "yes" answers a survey holds on average."""
-        return self.n * float(np.mean(expit(self.intercept + SLOPE * SCALE)))
+        return self.n * float(np.mean(expit(self.intercept + self.slope * SCALE)))
 
     def effective_events(self) -> float:
         """Expected events (or non-events, if fewer) times (p_true - p_false)², per
@@ -102,6 +112,11 @@ class Tally:
     open_sided: int = 0
     profile: tuple[int, int] = (0, 0)
     wald: tuple[int, int] = (0, 0)
+    # The slope's p-value for β = 0: fits that have one, those with p < ALPHA, and those
+    # where that verdict differs from the profile interval's (0 outside it).
+    with_p: int = 0
+    rejected: int = 0
+    disagreeing: int = 0
     seconds: float = 0.0
 
     def add(self, fit: RegressionFit, truth: tuple[float, float]) -> None:
@@ -112,6 +127,12 @@ class Tally:
         self.profile = _plus(self.profile, [c.low <= b <= c.high for c, b in pairs])
         if not fit.boundary:
             self.wald = _plus(self.wald, [_wald_covers(c, b) for c, b in pairs])
+        slope = fit.coefficients[1]
+        if slope.p_value is not None:
+            rejected = slope.p_value < ALPHA
+            self.with_p += 1
+            self.rejected += rejected
+            self.disagreeing += rejected == (slope.low <= 0 <= slope.high)
 
 
 def _wald_covers(c: Coefficient, true: float) -> bool:
@@ -130,7 +151,7 @@ def survey_counts(
     """One survey drawn respondent by respondent, as the distinct (1, x) rows, their
     reports (1 or 0) and how many respondents each row stands for."""
     x = rng.choice(SCALE, size=cell.n)
-    truth = rng.random(cell.n) < expit(cell.intercept + SLOPE * x)
+    truth = rng.random(cell.n) < expit(cell.intercept + cell.slope * x)
     reports = simulate_reports(truth, cell.design, rng)
     rows, weights = np.unique(np.column_stack([x, reports]), axis=0, return_counts=True)
     matrix = np.column_stack([np.ones(len(rows)), rows[:, 0]])
@@ -161,7 +182,11 @@ def run_cell(cell: Cell, index: int, replicates: int, seed: int) -> Tally:
     return tally
 
 
-CELLS = tuple(Cell(e, n, b) for e, n, b in product(EPSILONS, SIZES, INTERCEPTS))
+# The coverage cells first (their numbers are those of docs/regression-recheck.md), then
+# the p-value's, whose true slope is 0.
+CELLS = tuple(Cell(e, n, b) for e, n, b in product(EPSILONS, SIZES, INTERCEPTS)) + tuple(
+    Cell(e, n, b, 0.0) for e, n, b in product(EPSILONS, SIZES, NULL_INTERCEPTS)
+)
 
 
 def epsilon_text(epsilon: float) -> str:
@@ -190,6 +215,64 @@ def table(results: Sequence[tuple[Cell, Tally]]) -> list[str]:
     return lines
 
 
+def p_value_table(results: Sequence[tuple[Cell, Tally]]) -> list[str]:
+    lines = [
+        "| ε | n | b0 | boundary fits (no p-value) | p < 0.05 | its standard error "
+        "| p-value and interval disagree |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for cell, t in results:
+        lines.append(
+            f"| {epsilon_text(cell.epsilon)} | {cell.n:,} | {cell.intercept:g} "
+            f"| {share(t.replicates - t.with_p, t.replicates)} "
+            f"| {share(t.rejected, t.with_p)} | {rate_error(t.with_p):.4f} "
+            f"| {share(t.disagreeing, t.with_p)} |"
+        )
+    return lines
+
+
+def rate_error(fits: int) -> float:
+    """The simulation's standard error of a rejection rate of ALPHA over ``fits`` fits."""
+    return math.sqrt(ALPHA * (1 - ALPHA) / fits) if fits else math.nan
+
+
+def p_value_section(results: Sequence[tuple[Cell, Tally]]) -> list[str]:
+    """Where the true slope is 0: how often the page's p-value falls below 0.05."""
+    fits = sum(t.with_p for _, t in results)
+    rejected = sum(t.rejected for _, t in results)
+    disagreeing = sum(t.disagreeing for _, t in results)
+    failures = sum(t.failed for _, t in results)
+    rates = [(t.rejected / t.with_p, t.with_p, cell) for cell, t in results if t.with_p]
+    (low, _, lowest), (high, _, highest) = (f(rates, key=lambda item: item[0]) for f in (min, max))
+    above = sum(rate > ALPHA + 3 * rate_error(n) for rate, n, _ in rates)
+    below = sum(rate < ALPHA - 3 * rate_error(n) for rate, n, _ in rates)
+    most_disagreeing = max(t.disagreeing / t.with_p for _, t in results if t.with_p)
+    return [
+        "## p-values under a true null slope",
+        "",
+        "Beside each odds ratio the page shows Wald's two-sided p-value for a coefficient "
+        "of 0, 2·(1 − Φ(|β̂/se|)). Here the true slope is 0 (the true answers follow "
+        "logistic(b0), whatever x), so p < 0.05 should happen 5% of the time; a boundary "
+        "fit has no standard error and so no p-value, and is left out of the rate. "
+        "*Disagree*: p < 0.05 while the 95% profile interval holds 0, or the reverse.",
+        "",
+        f"**p < 0.05 in {rejected:,} of {fits:,} fits: {rejected / fits:.4f}** "
+        f"(standard error {rate_error(fits):.4f}); by cell from {low:.3f} ({cell_text(lowest)}) "
+        f"to {high:.3f} ({cell_text(highest)}). {above} of {len(rates)} cells more than three "
+        f"standard errors above 0.05 (too many false alarms), {below} more than three below "
+        "(a conservative test: fewer false alarms, and less power). The p-value and the "
+        f"interval disagree in {disagreeing / fits:.4f} of the fits, at most "
+        f"{most_disagreeing:.3f} in a cell. Fits that failed (not settled): {failures}.",
+        "",
+        *p_value_table(results),
+        "",
+    ]
+
+
+def cell_text(cell: Cell) -> str:
+    return f"ε = {epsilon_text(cell.epsilon)}, n = {cell.n:,}, b0 = {cell.intercept:g}"
+
+
 def coverages(results: Sequence[tuple[Cell, Tally]], kind: str) -> list[tuple[float, Cell, str]]:
     """Every cell's coverage of ``kind`` ("profile" or "wald"), for each coefficient."""
     found = []
@@ -211,6 +294,23 @@ def clearly_low(replicates: int) -> float:
 def document(
     results: Sequence[tuple[Cell, Tally]], replicates: int, seed: int, seconds: float, command: str
 ) -> str:
+    covering = [(cell, t) for cell, t in results if cell.slope != 0]
+    null = [(cell, t) for cell, t in results if cell.slope == 0]
+    parts = [
+        "# Regression intervals: simulated coverage",
+        "",
+        f"Generated by `{command}` ({replicates:,} replicates per cell, seed {seed}, "
+        f"{seconds / 60:.0f} minutes on one core). Do not edit by hand.",
+        "",
+    ]
+    if covering:
+        parts += coverage_section(covering, replicates)
+    if null:
+        parts += p_value_section(null)
+    return "\n".join(parts)
+
+
+def coverage_section(results: Sequence[tuple[Cell, Tally]], replicates: int) -> list[str]:
     profile, wald = coverages(results, "profile"), coverages(results, "wald")
     low = clearly_low(replicates)
     failures = sum(t.failed for _, t in results)
@@ -236,12 +336,7 @@ def document(
             f"{'met' if least >= TARGET else 'not met'})."
         )
 
-    parts = [
-        "# Regression intervals: simulated coverage",
-        "",
-        f"Generated by `{command}` ({replicates:,} replicates per cell, seed {seed}, "
-        f"{seconds / 60:.0f} minutes on one core). Do not edit by hand.",
-        "",
+    return [
         "The dashboard's regression (`survey_app/privacy/regression.py`) fits P(report | x) "
         "= p_false + (p_true − p_false)·logistic(xᵀβ) by maximum likelihood and shows, for "
         "each coefficient, the **profile-likelihood** interval. Here the true answers follow "
@@ -252,6 +347,12 @@ def document(
         "method whose coverage is exactly 0.95 everywhere the lowest would be about "
         f"{typical_lowest:.3f} by chance alone (the median of the lowest); a figure below "
         f"{low:.3f} (three standard errors) is a real shortfall.",
+        "",
+        "The page also shows each coefficient's odds ratio e^β̂ with the interval "
+        "(e^low, e^high) from the profile interval's bounds. e^b is increasing, so the "
+        "odds ratio's interval holds the true odds ratio exactly when the log-odds interval "
+        "holds the true coefficient: every *profile* figure below is the odds-ratio "
+        "interval's coverage too.",
         "",
         "Columns: *events* = n × the average true share (the true “yes” answers a survey "
         "holds on average); *effective events per coefficient* = the rarer of events and "
@@ -272,7 +373,6 @@ def document(
         *table(results),
         "",
     ]
-    return "\n".join(parts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -603,16 +603,26 @@ REGRESSION_COLUMNS = (
     "interval_method",
     "n",
     "dropped",
+    "odds_ratio",
+    "odds_ratio_low",
+    "odds_ratio_high",
+    "p_value",
 )
+# Written to every digit: odds ratios and p-values span orders of magnitude, where six
+# decimals would print 1e-9 as 0.
+_FULL_PRECISION = frozenset({"odds_ratio", "odds_ratio_low", "odds_ratio_high", "p_value"})
 
 
 def regression_rows(survey: Survey, result: RegressionResult) -> Iterator[dict[str, Any]]:
     """One mapping per coefficient, keyed by ``REGRESSION_COLUMNS``: β on the log-odds scale
-    of the true answer being in the category. An estimate or bound at infinity is written
-    ``inf`` or ``-inf`` (as R's ``read.csv`` and pandas read them); an estimate the data do
-    not pin down, and a boundary fit's standard errors, are empty."""
+    of the true answer being in the category, then e^β with e^ of the interval's bounds and
+    the Wald p-value (added last, so the earlier columns keep their places). An estimate
+    or bound at infinity is written ``inf`` or ``-inf`` (as R's ``read.csv`` and pandas
+    read them); an estimate the data do not pin down, and a boundary fit's standard errors
+    and p-values, are empty."""
     for term in result.terms:
         c = term.coefficient
+        odds_low, odds_high = c.odds_ratio_interval
         yield {
             "survey": survey.slug,
             "outcome": result.outcome.key,
@@ -629,6 +639,10 @@ def regression_rows(survey: Survey, result: RegressionResult) -> Iterator[dict[s
             "interval_method": "profile-likelihood",
             "n": result.n,
             "dropped": result.dropped,
+            "odds_ratio": c.odds_ratio,
+            "odds_ratio_low": odds_low,
+            "odds_ratio_high": odds_high,
+            "p_value": c.p_value,
         }
 
 
@@ -637,12 +651,19 @@ def regression_csv(survey: Survey, result: RegressionResult) -> Iterator[str]:
         REGRESSION_COLUMNS,
         regression_rows(survey, result),
         {"category", "term", "level", "reference"},
+        _FULL_PRECISION,
     )
 
 
-def _csv(columns: Sequence[str], rows: Iterator[dict[str, Any]], texts: set[str]) -> Iterator[str]:
+def _csv(
+    columns: Sequence[str],
+    rows: Iterator[dict[str, Any]],
+    texts: set[str],
+    full: frozenset[str] = frozenset(),
+) -> Iterator[str]:
     """Rows as CSV: survey words guarded against spreadsheet formulas, numbers to six
-    decimals, the confidence as written, empty cells for None."""
+    decimals (the ``full`` columns to every digit, Python's shortest exact form), the
+    confidence as written, empty cells for None."""
 
     def cell(column: str, value: Any) -> object:
         if value is None:
@@ -652,7 +673,7 @@ def _csv(columns: Sequence[str], rows: Iterator[dict[str, Any]], texts: set[str]
         if column == "confidence":
             return f"{value:g}"
         if isinstance(value, float):
-            return f"{value:.6f}"
+            return repr(value) if column in full else f"{value:.6f}"
         return value
 
     lines = ([cell(column, row[column]) for column in columns] for row in rows)

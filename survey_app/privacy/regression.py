@@ -82,7 +82,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 from scipy.optimize import brentq
-from scipy.special import expit, logit
+from scipy.special import expit, logit, ndtr
 
 from .mechanisms import ProportionMechanism
 from .mechanisms.cells import ANSWERED, TallyCell
@@ -162,6 +162,34 @@ class Coefficient:
     std_error: float | None
     low: float
     high: float
+
+    @property
+    def odds_ratio(self) -> float | None:
+        """e^β̂: the factor by which the odds of the true answer change per unit of a number,
+        or for an option against its reference (for the intercept, the odds at the
+        reference itself). 0 or ∞ where β̂ is ±∞; None where β̂ is."""
+        return None if self.estimate is None else _exp(self.estimate)
+
+    @property
+    def odds_ratio_interval(self) -> tuple[float, float]:
+        """The interval (e^low, e^high). e^b is increasing, so it holds the true odds ratio
+        exactly when (low, high) holds the true β: its coverage is the profile interval's,
+        case for case (not Wald's e^(β̂ ± z·se), which would inherit Wald's shortfall)."""
+        return _exp(self.low), _exp(self.high)
+
+    @property
+    def p_value(self) -> float | None:
+        """The two-sided Wald p-value for β = 0, 2·(1 − Φ(|β̂/se|)), what reports quote
+        beside an odds ratio; None without a standard error (a boundary fit).
+
+        It is Wald's, not the likelihood-ratio test the interval inverts, so near the
+        threshold the two can disagree on whether 0 (an odds ratio of 1) is rejected
+        (how often, under a true β = 0: docs/regression.md). Φ's upper tail is SciPy's
+        ``ndtr(-z)``, which is ``scipy.stats.norm.sf(z)`` without loading scipy.stats
+        into every worker."""
+        if self.estimate is None or self.std_error is None:
+            return None
+        return float(2 * ndtr(-abs(self.estimate / self.std_error)))
 
 
 @dataclass(frozen=True)
@@ -507,6 +535,15 @@ def _coefficient(
     flat_high = flat_high or estimate > PROFILE_REACH * unit
     at_boundary = {(True, True): None, (True, False): -math.inf, (False, True): math.inf}
     return Coefficient(name, at_boundary.get((flat_low, flat_high), estimate), None, low, high)
+
+
+def _exp(value: float) -> float:
+    """e^value, ∞ past the largest float (a bound can sit 60 units of the linear predictor
+    out on a covariate with a small range)."""
+    try:
+        return math.exp(value)
+    except OverflowError:
+        return math.inf
 
 
 def _unit(column: Vector) -> float:

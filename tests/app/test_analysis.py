@@ -561,6 +561,10 @@ survey,outcome,category,term,covariate,level,reference,estimate,std_error,ci_low
 analysis-test,cheated,yes,intercept,,,,0.147573,0.404711,-0.651249,0.968867,0.95,profile-likelihood,60,0\r
 analysis-test,cheated,yes,year=Second,year,Second,First,-1.288145,0.632420,-2.641175,-0.097144,0.95,profile-likelihood,60,0\r
 """
+# The columns after ``dropped``: e to the estimate and to the bounds above, and Wald's
+# p-value 2·Φ(−|estimate ÷ std_error|), written to every digit.
+ODDS_RATIO_COLUMNS = ["odds_ratio", "odds_ratio_low", "odds_ratio_high", "p_value"]
+ODDS_RATIOS = [(1.15902, 0.521394, 2.63496, 0.715382), (0.275782, 0.0712775, 0.907425, 0.041665)]
 
 
 def test_the_regression_csv_columns_and_rows(studied: Flask) -> None:
@@ -573,7 +577,15 @@ def test_the_regression_csv_columns_and_rows(studied: Flask) -> None:
     Second's at a + b (computed apart with SciPy: -2.641175 and -0.097144)."""
     store_fixed(studied, [(0, 30, 16), (1, 30, 8)])
     owner = as_user(studied, "ada")
-    assert csv_text(owner, "regression.csv?outcome=cheated&covariates=year") == REGRESSION_CSV
+    header, *rows = csv.reader(
+        io.StringIO(csv_text(owner, "regression.csv?outcome=cheated&covariates=year"))
+    )
+    kept = len(header) - len(ODDS_RATIO_COLUMNS)
+    assert "".join(",".join(row[:kept]) + "\r\n" for row in [header, *rows]) == REGRESSION_CSV
+    assert header[kept:] == ODDS_RATIO_COLUMNS
+    assert [tuple(float(cell) for cell in row[kept:]) for row in rows] == [
+        pytest.approx(expected, rel=1e-5) for expected in ODDS_RATIOS
+    ]
 
 
 # Issue item 5: the per-response CSV and its codebook, read as R's rr package reads them.

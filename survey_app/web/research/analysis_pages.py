@@ -13,6 +13,8 @@ about 150,000 responses, so most surveys never show that page.
 
 from __future__ import annotations
 
+import math
+
 from flask import Blueprint, Response, abort, render_template, request
 
 from survey_app.domain.analyses import (
@@ -30,7 +32,7 @@ from survey_app.privacy import INTERVAL_METHODS
 from survey_app.storage.crosstabs import CountsBeingPrepared
 from survey_app.storage.surveys import Survey
 from survey_app.web.database_session import get_db
-from survey_app.web.i18n import current_language
+from survey_app.web.i18n import current_language, format_decimal
 from survey_app.web.i18n import gettext as _
 from survey_app.web.research.access import (
     CONFIDENCE_LEVELS,
@@ -41,6 +43,8 @@ from survey_app.web.research.access import (
 
 PATIENCE_SECONDS = 0.5
 RETRY_SECONDS = 2
+# Below this a p-value is shown as "< 0.001", as reports give it; the CSV has every digit.
+SMALLEST_P_SHOWN = 0.001
 
 bp = Blueprint("analysis", __name__)
 
@@ -134,6 +138,26 @@ def groups_csv(slug: str) -> Response:
     return csv_download(group_csv(survey, analysis), f"{slug}-groups.csv", survey, "aggregate")
 
 
+def p_value_text(p: float | None) -> str:
+    """A p-value as reports quote it: three decimals, or "< 0.001" below that (a p-value
+    of 0.000 reads as impossible, and more digits claim more than a Wald test gives)."""
+    if p is None:
+        return "—"
+    if p < SMALLEST_P_SHOWN:
+        return _("< %(p)s", p=format_decimal(SMALLEST_P_SHOWN, "0.000"))
+    return format_decimal(p, "0.000")
+
+
+def odds_ratio_text(ratio: float | None) -> str:
+    """An odds ratio to two decimals, as reports give it, in powers of ten when two
+    decimals would show nothing or a long row of digits (0 and ∞ as they are)."""
+    if ratio is None:
+        return "—"
+    if 0 < ratio < 0.01 or 100_000 <= ratio < math.inf:
+        return format_decimal(ratio, "0.00E0")
+    return format_decimal(ratio, "#,##0.00")
+
+
 def _regression(survey: Survey) -> RegressionResult:
     confidence, _method = interval_options()
     return fit_regression(
@@ -154,7 +178,14 @@ def regression(slug: str) -> tuple[str, int]:
         return _page("research/regression.html", survey, chosen=())
     chosen = tuple(request.args.getlist("covariates"))
     try:
-        return _page("research/regression.html", survey, result=_regression(survey), chosen=chosen)
+        return _page(
+            "research/regression.html",
+            survey,
+            result=_regression(survey),
+            chosen=chosen,
+            odds_ratio_text=odds_ratio_text,
+            p_value_text=p_value_text,
+        )
     except AnalysisError as error:
         return _page("research/regression.html", survey, error=str(error), chosen=chosen)
 
