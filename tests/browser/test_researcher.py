@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import urllib.request
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -125,18 +126,21 @@ def percent(text: str) -> float:
 
 
 def shown_estimates(page: Any) -> dict[str, ShownEstimate]:
-    """The dashboard's table, by question key."""
-    rows = page.locator("table.estimates tbody tr")
+    """The dashboard's yes/no questions, each in its section, by question key."""
+    sections = page.locator("section.question.yes-no")
     result = {}
-    for i in range(rows.count()):
-        row = rows.nth(i)
-        key = row.locator("th .note").inner_text().strip().strip("()")
-        _epsilon, n, reported, estimate, interval, _std_error = (
-            cell.inner_text().strip() for cell in row.locator("td").all()
+    for i in range(sections.count()):
+        section = sections.nth(i)
+        key = section.locator("h2").get_attribute("id").removeprefix("q-")
+        n = re.search(r"n = ([\d,]+)", section.locator("p.note").first.inner_text())
+        assert n, key
+        reported, estimate, interval, _std_error = (
+            cell.inner_text().strip()
+            for cell in section.locator("table.estimates tbody tr td").all()
         )
         low, high = (part.strip() for part in interval.split("–"))
         result[key] = ShownEstimate(
-            n=int(n),
+            n=int(n.group(1).replace(",", "")),
             reported=reported,
             estimate=estimate.splitlines()[0].strip(),
             low=percent(low),
@@ -211,13 +215,13 @@ def test_a_newcomer_logs_in_reads_the_dashboard_downloads_and_logs_out(
         assert shown.reported == f"{100 * REPORTED_YES[key] / RESPONSES:.1f}%"
         assert shown.estimate == f"{100 * expected_estimate(key):.1f}%"
         assert 0 <= shown.low < percent(shown.estimate) < shown.high <= 100, (key, shown)
-    expect(page.locator("table.estimates caption")).to_contain_text("95% Clopper–Pearson")
+    expect(page.locator("table.estimates caption").first).to_contain_text("95% Clopper–Pearson")
 
     page.get_by_label("Confidence").select_option(label="99%")
     with page.expect_navigation():
         page.get_by_role("button", name="Update").click()
     assert parse_qs(urlsplit(page.url).query)["confidence"] == ["0.99"]
-    expect(page.locator("table.estimates caption")).to_contain_text("99% Clopper–Pearson")
+    expect(page.locator("table.estimates caption").first).to_contain_text("99% Clopper–Pearson")
     assert "confidence=0.99" in str(page.locator("figure.plot img").get_attribute("src"))
     assert plot_width(page) > 0, "the 99% plot did not load (broken image)"
     at_99 = shown_estimates(page)
@@ -285,7 +289,7 @@ def test_an_anonymous_visitor_is_sent_to_log_in_and_comes_back(
     parts = urlsplit(page.url)
     assert f"{parts.path}?{parts.query}" == wanted
     expect(page.locator("h1")).to_have_text(RESULTS_TITLE)
-    expect(page.locator("table.estimates caption")).to_contain_text("90% Clopper–Pearson")
+    expect(page.locator("table.estimates caption").first).to_contain_text("90% Clopper–Pearson")
 
 
 def test_dashboard_screenshot_for_the_readme(
