@@ -419,3 +419,12 @@ def test_set_password_links_are_rate_limited(tmp_path: Path) -> None:
     client = app.test_client()
     statuses = [client.get(f"/set-password/guess-{i}").status_code for i in range(4)]
     assert statuses == [410, 410, 410, 429]
+
+
+def test_a_deleted_survey_is_on_the_people_page_in_words(
+    app: Flask, admin: FlaskClient, runner: FlaskCliRunner
+) -> None:
+    result = runner.invoke(args=["delete-survey", SLUG, "--yes"])
+    assert result.exit_code == 0, result.output
+    page = admin.get("/research/people?lang=ko").get_data(as_text=True)
+    assert re.search(r"<td[^>]*>command line</td>\s*<td[^>]*>설문 삭제</td>", page)

@@ -33,6 +33,7 @@ from survey_app.storage.accounts import (
     set_active,
     set_administrator,
 )
+from survey_app.storage.destruction import ANSWERS_DESTROYED, SURVEY_DELETED
 from survey_app.storage.events import recent_events
 from survey_app.web.database_session import get_db
 from survey_app.web.i18n import gettext as _
@@ -43,8 +44,11 @@ from survey_app.web.survey_address import public_base
 
 bp = Blueprint("people", __name__)
 
-# The events this page's changes record, in words; other events show as they are stored.
+# Every event recorded, in words: the account changes made here and the removals of
+# storage/destruction.py (its actor "retention" is shown as stored).
 EVENT_WORDS = {
+    SURVEY_DELETED: _l("survey deleted"),
+    ANSWERS_DESTROYED: _l("answers destroyed after the retention date"),
     "administrator added": _l("administrator added"),
     "researcher added": _l("researcher added"),
     "researcher deactivated": _l("researcher deactivated"),
