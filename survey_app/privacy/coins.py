@@ -46,6 +46,22 @@ def uniform_below(n: int, source: RandomSource = SECURE) -> int:
     return source.randbelow(n)
 
 
+def uniform_subset(n: int, size: int, source: RandomSource = SECURE) -> tuple[int, ...]:
+    """``size`` distinct integers of {0, ..., n - 1}, every such set equally likely, sorted.
+
+    A partial Fisher–Yates shuffle: the i-th draw is uniform on the n - i integers not yet
+    drawn, so every ordered draw of ``size`` has chance 1/(n(n - 1)…(n - size + 1)) and
+    every set, drawn in any of its size! orders, 1/C(n, size). Only ``uniform_below``.
+    """
+    if not 0 <= size <= n:
+        raise ValueError(f"cannot draw {size} distinct integers below {n}")
+    pool = list(range(n))
+    for i in range(size):
+        j = i + uniform_below(n - i, source)
+        pool[i], pool[j] = pool[j], pool[i]
+    return tuple(sorted(pool[:size]))
+
+
 def bernoulli(probability: Fraction, source: RandomSource = SECURE) -> bool:
     """True with exactly ``probability``: one of b equally likely outcomes, a of them true."""
     numerator, denominator = probability.numerator, probability.denominator

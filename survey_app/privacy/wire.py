@@ -1,17 +1,19 @@
 """How a report travels: posted by the form, stored as JSON, drawn by the browser's audit.
 
 A *report* is what a mechanism made of an answer: a bool (yes/no), an option's index or an
-integer, or a tuple of bits (unary encoding). Each mechanism names its ``ReportFormat``;
-the format says how the report is posted, parsed, stored and read back, so a new
-mechanism with a known format needs no new code in the forms or the storage.
+integer, a tuple of bits (unary encoding), or a sorted tuple of option indexes (a set of
+options). Each mechanism names its ``ReportFormat``; the format says how the report is
+posted, parsed, stored and read back, so a new mechanism with a known format needs no new
+code in the forms or the storage.
 
 On the wire every answer to a question has the same length, so the size of a POST (which
 TLS does not hide) says nothing about which answer it carries: yes/no as one character,
 an option as its index zero-padded to the width of the largest, unary bits one character
-each, and the numbers the browser sends as ``NUMBER_WIDTH`` = 17 characters (a leading
-"-" or "0", then 16 digits: every honest report fits, since the widest report_range a
-survey file allows, bounds at ±10^9 with Δ = 10^6 at ε = 0.01, reaches ±5,158,883,083).
-Duchi's bit is fixed-width already.
+each, a set of options as its indexes so padded and joined by commas (every set of one
+question has the same size), and the numbers the browser sends as ``NUMBER_WIDTH`` = 17
+characters (a leading "-" or "0", then 16 digits: every honest report fits, since the
+widest report_range a survey file allows, bounds at ±10^9 with Δ = 10^6 at ε = 0.01,
+reaches ±5,158,883,083). Duchi's bit is fixed-width already.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ class ReportFormat(enum.Enum):
     OPTION = enum.auto()
     #: One character 0 or 1 per option; stored as that text.
     BITS = enum.auto()
+    #: A set of options: its indexes in increasing order, joined by commas (each
+    #: zero-padded to the width of the last on the wire); stored as that text unpadded.
+    SUBSET = enum.auto()
     #: A whole number padded to ``NUMBER_WIDTH`` characters by the browser.
     PADDED_NUMBER = enum.auto()
     #: A whole number as written.
@@ -44,7 +49,7 @@ class ReportFormat(enum.Enum):
     @property
     def marks_options(self) -> bool:
         """Whether a report is a set of marked options rather than one answer."""
-        return self is ReportFormat.BITS
+        return self in (ReportFormat.BITS, ReportFormat.SUBSET)
 
     def parse(self, text: str) -> Report:
         """The report a validated posted value stands for."""
@@ -52,16 +57,23 @@ class ReportFormat(enum.Enum):
             return text == YES
         if self is ReportFormat.BITS:
             return tuple(int(bit) for bit in text)
+        if self is ReportFormat.SUBSET:
+            return _indexes(text)
         return int(text)
 
     def store(self, report: Report) -> int | str:
-        """The JSON value kept for a report: 1/0, an index, an integer, or bits as text."""
+        """The JSON value kept for a report: 1/0, an index, an integer, bits as text, or a
+        set's indexes as text ("0,3,5")."""
+        if self is ReportFormat.SUBSET:
+            return ",".join(str(int(index)) for index in report)  # type: ignore[union-attr]
         if isinstance(report, tuple):
             return "".join(str(bit) for bit in report)
         return int(report)
 
     def load(self, stored: int | str) -> Report:
         """The report a stored JSON value holds."""
+        if self is ReportFormat.SUBSET:
+            return _indexes(str(stored))
         if isinstance(stored, str):
             return tuple(int(bit) for bit in stored)
         if self is ReportFormat.YES_NO:
@@ -77,6 +89,10 @@ class ReportFormat(enum.Enum):
             if isinstance(report, str):
                 return report
             return "".join("1" if bit else "0" for bit in report)  # type: ignore[attr-defined]
+        if self is ReportFormat.SUBSET:
+            if isinstance(report, str):
+                return report
+            return ",".join(str(int(index)) for index in report)  # type: ignore[attr-defined]
         return str(int(report))  # type: ignore[call-overload]
 
     def from_audit_key(self, key: str) -> Report:
@@ -85,6 +101,8 @@ class ReportFormat(enum.Enum):
             return key == "yes"
         if self is ReportFormat.BITS:
             return tuple(int(bit) for bit in key)
+        if self is ReportFormat.SUBSET:
+            return _indexes(key)
         return int(key)
 
     def audit_value(self, value: object) -> object:
@@ -92,3 +110,9 @@ class ReportFormat(enum.Enum):
         if self is ReportFormat.YES_NO:
             return "yes" if value else "no"
         return int(value)  # type: ignore[call-overload]
+
+
+def _indexes(text: str) -> tuple[int, ...]:
+    """A set's indexes from their text "0,3,5" (zero-padded or not); the mechanism checks
+    their number, order and range."""
+    return tuple(int(index) for index in text.split(","))

@@ -42,6 +42,14 @@ def share_influence(p_true: Fraction, p_false: Fraction, n: int) -> Fraction:
     return 1 / (n * (p_true - p_false))
 
 
+def share_variance(p_true: Fraction, p_false: Fraction, share: Fraction) -> Fraction:
+    """One report's variance of the unbiased share estimate when the true share is ``share``,
+    exactly: λ(1 - λ)/(p_true - p_false)² with λ = p_false + (p_true - p_false)·share (a
+    report is in the category or not: a Bernoulli(λ), scaled by 1/(p_true - p_false))."""
+    rate = p_false + (p_true - p_false) * share
+    return rate * (1 - rate) / (p_true - p_false) ** 2
+
+
 def small_share_variance(p_true: Fraction, p_false: Fraction) -> float:
     """One report's variance of the unbiased share estimate at π = 0 (λ = p_false)."""
     return float(p_false * (1 - p_false) / (p_true - p_false) ** 2)

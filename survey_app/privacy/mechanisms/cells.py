@@ -24,6 +24,8 @@ class CellRule(enum.Enum):
     EQUALS = enum.auto()
     #: 1 where character ``index`` of the stored bits is "1".
     BIT = enum.auto()
+    #: 1 where option ``index`` is in the stored set ("0,3,5": ``ReportFormat.SUBSET``).
+    MEMBER = enum.auto()
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class TallyCell:
     def counts_matches(self) -> bool:
         """Whether the cell only counts reports that match it (an option, a bit): those
         are written only when they add 1, the others on every answered response."""
-        return self.rule in (CellRule.EQUALS, CellRule.BIT)
+        return self.rule in (CellRule.EQUALS, CellRule.BIT, CellRule.MEMBER)
 
     def amount(self, stored: int | str) -> int:
         """What one stored report adds to this cell."""
@@ -46,6 +48,8 @@ class TallyCell:
             return 1
         if self.rule is CellRule.BIT:
             return int(str(stored)[self.index] == "1")
+        if self.rule is CellRule.MEMBER:
+            return int(str(self.index) in str(stored).split(","))
         number = int(stored)
         if self.rule is CellRule.SUM:
             return number
