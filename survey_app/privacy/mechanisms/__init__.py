@@ -18,6 +18,7 @@ from .interface import Mechanism, NumericMechanism, ProportionMechanism
 from .oue import OptimizedUnaryEncoding
 from .plain_choice import PlainChoice
 from .plain_number import PlainNumber
+from .subset_selection import SubsetSelection
 from .two_coin import FAIR_COINS, MECHANISM_NAME, TwoCoinDesign
 
 MECHANISMS: tuple[type[Mechanism], ...] = (
@@ -29,21 +30,32 @@ MECHANISMS: tuple[type[Mechanism], ...] = (
     PlainChoice,
     PlainNumber,
 )
+#: Mechanisms built and tested in the privacy library but not yet known to the rest of the
+#: app (the forms, storage's SQL, the browser, the builder, the audit, the catalogs): no
+#: survey gets one. ``auto`` weighs them only when asked (``include_unwired``), after the
+#: registered ones, so that their accuracy can be compared before they are offered. Wiring
+#: one in moves it into ``MECHANISMS``, where ``tests/app/test_mechanism_modules.py``
+#: then asks for the rest of "Adding a mechanism".
+UNWIRED: tuple[type[Mechanism], ...] = (SubsetSelection,)
 #: Every stored mechanism name, in registry order, each once.
 MECHANISM_NAMES = tuple(dict.fromkeys(mechanism.name for mechanism in MECHANISMS))
 #: What a survey file writes to let the app pick the more accurate mechanism.
 AUTO = "auto"
 
 
-def file_names(kind: QuestionType) -> tuple[str, ...]:
+def file_names(kind: QuestionType, *, include_unwired: bool = False) -> tuple[str, ...]:
     """The ``mechanism`` values a survey file may give a sensitive question of ``kind``:
-    ``auto``, then the name of each of its randomized mechanisms that can be asked for."""
-    return (AUTO, *(m.file_name for m in randomized(kind) if m.file_name is not None))
+    ``auto``, then the name of each of its randomized mechanisms that can be asked for
+    (and of the ``UNWIRED`` ones too, if asked)."""
+    mechanisms = randomized(kind, include_unwired=include_unwired)
+    return (AUTO, *(m.file_name for m in mechanisms if m.file_name is not None))
 
 
-def randomized(kind: QuestionType) -> tuple[type[Mechanism], ...]:
-    """The randomized mechanisms for a question of ``kind``, in registry order."""
-    return tuple(m for m in MECHANISMS if m.question_type is kind and m.randomized)
+def randomized(kind: QuestionType, *, include_unwired: bool = False) -> tuple[type[Mechanism], ...]:
+    """The randomized mechanisms for a question of ``kind``, in registry order (then the
+    ``UNWIRED`` ones, if asked)."""
+    known = MECHANISMS + UNWIRED if include_unwired else MECHANISMS
+    return tuple(m for m in known if m.question_type is kind and m.randomized)
 
 
 def plain(kind: QuestionType) -> type[Mechanism]:
@@ -82,7 +94,9 @@ __all__ = [
     "PlainChoice",
     "PlainNumber",
     "ProportionMechanism",
+    "SubsetSelection",
     "TwoCoinDesign",
+    "UNWIRED",
     "file_names",
     "mechanism_from_parameters",
     "noise_reach",
