@@ -3,10 +3,11 @@
 A tally cell is a (question, name) pair holding an integer. Which cells a question has,
 and what each adds up, its mechanism says (``tally_cells``): ``n`` counts the question's
 answered responses (skips excluded); ``yes`` counts reported "yes"; a choice question
-has one cell per option index (for unary encoding: per bit set); a number question has
-``sum`` and ``sum_squares`` of its reports. They change in the same transaction as each
-response, so estimates never scan the responses; ``recount`` rebuilds them from the
-responses to check that, in SQL written here from each cell's rule.
+has one cell per option index (for unary encoding: per bit set; for a set of options:
+per member); a number question has ``sum`` and ``sum_squares`` of its reports. They
+change in the same transaction as each response, so estimates never scan the responses;
+``recount`` rebuilds them from the responses to check that, in SQL written here from
+each cell's rule.
 """
 
 from __future__ import annotations
@@ -84,6 +85,10 @@ def _aggregate(cell: TallyCell, squares: str) -> str:
         return f"{squares}({{v}} * {{v}})"
     if cell.rule is CellRule.BIT:
         return f"sum(substr({{v}}, {cell.index + 1}, 1) = '1')"
+    if cell.rule is CellRule.MEMBER:
+        # A set is stored as "0,3,11": commas on both sides of the index and of the set,
+        # or option 1 would be found in "11" and option 3 in "13".
+        return f"sum(instr(',' || {{v}} || ',', ',{cell.index},') > 0)"
     return f"sum({{v}} = {cell.index})"
 
 
