@@ -56,6 +56,19 @@ def option_value(question: Question, index: int) -> str:
     return str(index).zfill(len(str(len(question.options) - 1)))
 
 
+def set_value(question: Question, indexes: tuple[int, ...]) -> str:
+    """A set of options as the browser posts it: each index as ``option_value``, joined by
+    commas, so every set of one size has one length."""
+    return ",".join(option_value(question, index) for index in indexes)
+
+
+def set_pattern(question: Question) -> str:
+    """The shape every posted set has (``set_value``): indexes of one width, comma-joined.
+    The mechanism checks the rest (``check_report``: size, order, range)."""
+    width = len(str(len(question.options) - 1))
+    return rf"^[0-9]{{{width}}}(,[0-9]{{{width}}})*\Z"
+
+
 def number_digits(question: Question) -> int:
     """How many digits a number question's fixed-width form has: those of its widest bound."""
     assert question.min is not None and question.max is not None

@@ -45,7 +45,9 @@ class Mechanism(Protocol):
     encoding) an honest device sends, except with probability below 2^-60; the server
     refuses the rest. ``report_influence(n)``: the most one report in that range moves the
     question's unbiased estimate among n reports, exactly (DESIGN.md, "Forged reports").
-    ``report_format`` is how a report is posted, stored and written by the browser.
+    ``report_format`` is how a report is posted, stored and written by the browser;
+    ``check_report`` refuses what the format's field lets through but no honest device
+    sends (a set of options of the wrong size, repeated or out of order).
 
     ``auto_score``: what ``auto`` minimizes among the mechanisms of one question type (the
     variance that matters for that type's estimates; ties go to the earlier one in the
@@ -94,6 +96,8 @@ class Mechanism(Protocol):
     def report_range(self) -> tuple[int, int]: ...
 
     def report_influence(self, n: int) -> Fraction: ...
+
+    def check_report(self, report: Report) -> None: ...
 
     def tally_cells(self) -> tuple[TallyCell, ...]: ...
 
@@ -197,3 +201,8 @@ class MechanismDefaults:
         """Why a survey file may not ask for this mechanism here, in the import's words:
         only reports that can pass ``largest`` in magnitude cannot be stored."""
         return None
+
+    def check_report(self, report: Report) -> None:
+        """Raise ValueError for a posted report no honest device sends that its format's
+        field lets through; for most formats the field (a radio, a pattern, a range)
+        already refuses every other report."""

@@ -195,6 +195,11 @@ class SubsetSelection(ShareRates, MechanismDefaults):
             )
         return indexes
 
+    def check_report(self, report: Report) -> None:
+        """A posted set's field checks only its digits and commas: ``members`` refuses a
+        set of the wrong size, with an index repeated, out of order or past the last."""
+        self.members(report)
+
     def randomize(self, value: int, source: RandomSource = SECURE) -> tuple[int, ...]:
         """The true option with probability p, then the rest of the set (ω - 1 or ω
         options) uniformly from the other k - 1, every coin exact."""

@@ -11,10 +11,12 @@ The same question takes different values on the two paths. Without JavaScript th
 carries true answers, in the format of the question's type (an option, a number in
 range). With ``randomized=client`` it carries the browser's reports, in the format of the
 question's mechanism (``privacy.wire.ReportFormat``): a unary-encoding report is a string
-of bits, and a discrete-Laplace report may lie outside [min, max] (that is the noise at
-work). Every report must lie in its mechanism's ``report_range``, where an honest device's
-reports fall except with probability below 2^-60: a forged report beyond it would move an
-estimate without bound (DESIGN.md, "Forged reports").
+of bits, a set of options its padded indexes joined by commas (its size, order and range
+the mechanism's ``check_report``), and a discrete-Laplace report may lie outside [min,
+max] (that is the noise at work). Every report must lie in its mechanism's
+``report_range``, where an honest device's reports fall except with probability below
+2^-60: a forged report beyond it would move an estimate without bound (DESIGN.md,
+"Forged reports").
 
 Every answer to a question has one length on the wire (``answers.YES``/``NO``,
 ``option_value``, ``padded_number``, ``fixed_width_number``), so a POST's size does not
@@ -34,7 +36,15 @@ from wtforms import Field, HiddenField, IntegerField, RadioField, StringField
 from wtforms.form import BaseForm
 from wtforms.validators import AnyOf, InputRequired, NumberRange, Optional, Regexp, StopValidation
 
-from survey_app.domain.answers import NO, NUMBER_WIDTH, YES, Report, Value, option_value
+from survey_app.domain.answers import (
+    NO,
+    NUMBER_WIDTH,
+    YES,
+    Report,
+    Value,
+    option_value,
+    set_pattern,
+)
 from survey_app.domain.survey_limits import LARGEST_REPORT
 from survey_app.privacy.wire import ReportFormat
 from survey_app.storage.invitations import TOKEN_PATTERN
@@ -115,6 +125,24 @@ class FixedWidthNumber:
             raise StopValidation(_("The randomized answer is malformed."))
 
 
+class HonestReport:
+    """Validator: a report its mechanism could have sent (``check_report``), where the
+    field's pattern cannot tell: a set of options of the right size, each option once, in
+    increasing order, none past the last."""
+
+    def __init__(self, question: Question) -> None:
+        self.question = question
+
+    def __call__(self, form: BaseForm, field: Field) -> None:
+        if field.errors:
+            return  # malformed already: the pattern said so
+        try:
+            report = self.question.mechanism.report_format.parse(field.data)
+            self.question.mechanism.check_report(report)
+        except ValueError as err:
+            raise StopValidation(_("The randomized answer is malformed.")) from err
+
+
 def _presence(question: Question) -> list[object]:
     if question.required:
         return [InputRequired(message=_("Please answer this question."))]
@@ -131,6 +159,10 @@ def _answer_field(question: Question, reports: bool) -> Field:
         pattern = rf"^[01]{{{len(question.options)}}}\Z"
         message = _("The randomized answer is malformed.")
         return StringField(question.text, validators=[*presence, Regexp(pattern, message=message)])
+    if wire is ReportFormat.SUBSET:
+        message = _("The randomized answer is malformed.")
+        shape = Regexp(set_pattern(question), message=message)
+        return StringField(question.text, validators=[*presence, shape, HonestReport(question)])
     if wire is ReportFormat.OPTION:
         indexes = [option_value(question, index) for index in range(len(question.options))]
         return RadioField(question.text, choices=indexes, validators=presence)
