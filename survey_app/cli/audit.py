@@ -3,12 +3,13 @@
 Each audit case (``privacy.audit.shipped_cases``) is run through both places that
 randomize answers: the server's Python (the mechanism's own ``randomize`` with the
 ``secrets`` coins) and the browser's modules (``static/coins.js`` and each mechanism's
-``static/mechanisms/*.js``), executed in Chromium with ``crypto.getRandomValues`` as in a
-respondent's browser. Each histogram is tested against the exact distribution the
-mechanism states, and a lower confidence bound on the privacy loss is compared with the
-claimed ε (statistics in ``privacy/audit.py``). In the browser, ``Math.random`` is
-replaced before the modules load by a tripwire that counts calls: any call fails the
-audit, as does a script that never asks ``crypto.getRandomValues``.
+``static/mechanisms/*.js``, minified as the app serves them: ``served_scripts``),
+executed in Chromium with ``crypto.getRandomValues`` as in a respondent's browser. Each
+histogram is tested against the exact distribution the mechanism states, and a lower
+confidence bound on the privacy loss is compared with the claimed ε (statistics in
+``privacy/audit.py``). In the browser, ``Math.random`` is replaced before the modules load
+by a tripwire that counts calls: any call fails the audit, as does a script that never
+asks ``crypto.getRandomValues``.
 
 The statistics never need a seed: the family of tests is fixed in advance and corrected
 for its size, so correct code fails only with the stated small probability.
@@ -51,6 +52,7 @@ from survey_app.privacy.audit import (
     shipped_cases,
 )
 from survey_app.privacy.mechanisms import Mechanism
+from survey_app.served_scripts import FORM, script_names, served_script
 
 PYTHON = "python"
 BROWSER = "browser"
@@ -86,20 +88,18 @@ def case_time_limit(case: AuditCase, samples: int) -> float:
     return _CASE_BASE_SECONDS + _SECONDS_PER_REPORT * samples * len(case.values)
 
 
-def browser_modules() -> list[Path]:
-    """The browser's samplers as the app serves them: ``static/coins.js`` (the exact coins
-    and the registry), then every mechanism's module under ``static/mechanisms/``. All of
-    them, whatever a page loads: each mechanism is audited on its own module."""
-    from survey_app import PACKAGE_DIR
-
-    static = PACKAGE_DIR / "static"
-    return [static / "coins.js", *sorted((static / "mechanisms").glob("*.js"))]
+def browser_modules() -> list[str]:
+    """The browser's samplers as the app serves them (``served_scripts``): ``coins.js``
+    (the exact coins and the registry), then every mechanism's module. All of them,
+    whatever a page loads: each mechanism is audited on its own module."""
+    return [name for name in script_names() if name != FORM]
 
 
 def browser_source() -> str:
-    """The browser modules joined, in load order, into the one script the audit loads
-    (and ``--script`` takes): classic scripts run one after another as if they were one."""
-    return "\n".join(path.read_text(encoding="utf-8") for path in browser_modules())
+    """The browser modules, minified as served, joined in load order into the one script
+    the audit loads (``--script`` takes the same): classic scripts run one after another
+    as if they were one."""
+    return "\n".join(served_script(name) for name in browser_modules())
 
 
 class BrowserUnavailable(RuntimeError):

@@ -94,8 +94,9 @@ def language_links(offered: Sequence[str] = LANGUAGES) -> list[tuple[str, str]]:
 
 
 def _carry_language(endpoint: str, values: dict[str, Any]) -> None:
-    """Keep the URL's language on every link and form action built for this request."""
-    if endpoint == "static" or "lang" in values:
+    """Keep the URL's language on every link and form action built for this request
+    (not on a file's: a script or a stylesheet is the same in every language)."""
+    if endpoint in ("static", "respond.script") or "lang" in values:
         return
     chosen = g.get("url_language")
     if chosen:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Blueprint, abort, current_app, render_template, request
+from flask import Blueprint, Response, abort, current_app, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
@@ -42,7 +42,7 @@ from survey_app.web.respond.forms import (
     new_form_token,
     stored_submission_id,
 )
-from survey_app.web.respond.scripts import browser_scripts
+from survey_app.web.respond.scripts import script_addresses, script_response
 from survey_app.web.respond.wording import UNAVAILABLE
 
 bp = Blueprint("respond", __name__)
@@ -119,7 +119,7 @@ def _survey_page(
     page = _render(
         "respond/survey.html",
         survey,
-        scripts=browser_scripts(survey),
+        scripts=script_addresses(survey),
         submission_id=new_form_token(survey),
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
@@ -145,6 +145,12 @@ def index() -> str:
     """The surveys their owners chose to list; any other open survey is answered at the
     address its researcher sends."""
     return render_template("respond/index.html", surveys=list_public_surveys(get_db()))
+
+
+@bp.get("/js/<path:name>")
+def script(name: str) -> Response:
+    """A respondent page's script, minified (``web/respond/scripts.py``)."""
+    return script_response(name)
 
 
 @bp.get("/s/<slug>")

@@ -2,20 +2,46 @@
 
 A respondent downloads only the samplers of the mechanisms the survey uses (the page
 stays within its weight budget with every type), and each module is the mechanism's own
-``browser_script``, so a new mechanism brings its own. The order is the load order:
-``coins.js`` holds the registry each module joins, and ``randomize.js`` intercepts the
-form only when every mechanism of the design has registered.
+``browser_script``, so a new mechanism brings its own. They are served minified
+(``survey_app.served_scripts``). The order is the load order: ``coins.js`` holds the
+registry each module joins, and ``randomize.js`` intercepts the form only when every
+mechanism of the design has registered.
 """
 
 from __future__ import annotations
 
-from survey_app.storage.surveys import Survey
+from flask import Response, abort, request, url_for
 
-COINS = "coins.js"
-FORM = "randomize.js"
+from survey_app.served_scripts import COINS, FORM, script_version, served_script
+from survey_app.storage.surveys import Survey
 
 
 def browser_scripts(survey: Survey) -> list[str]:
-    """The static files ``survey``'s page loads, in order, each once."""
+    """The scripts ``survey``'s page loads, in order, each once."""
     modules = (question.mechanism.browser_script for question in survey.questions)
     return [COINS, *dict.fromkeys(module for module in modules if module), FORM]
+
+
+def script_addresses(survey: Survey) -> list[str]:
+    """Where ``survey``'s page loads its scripts from, each address naming its version."""
+    return [
+        url_for("respond.script", name=name, v=script_version(name))
+        for name in browser_scripts(survey)
+    ]
+
+
+def script_response(name: str) -> Response:
+    """One served script (``served_scripts``); 404 for any other name. Its address carries
+    its version, so a browser may keep it for a year; a changed script has a new one."""
+    try:
+        text = served_script(name)
+    except KeyError:
+        abort(404)
+    response = Response(text, mimetype="text/javascript")
+    if request.args.get("v") == script_version(name):
+        response.cache_control.public = True
+        response.cache_control.max_age = 31_536_000
+        response.cache_control.immutable = True
+    response.add_etag()
+    response.make_conditional(request)
+    return response
