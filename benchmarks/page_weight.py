@@ -6,8 +6,8 @@ page itself references (every ``<link href>``, stylesheet and icon, and every
 ``<script src>``) are fetched the same way. Weight = HTML + those assets, uncompressed
 bytes as served (also reported gzip-compressed, which is what crosses the wire when a
 proxy compresses). Surveys measured: a 10-question survey defined below that mixes every
-question type and mechanism (yes/no fair and with ε, optional; plain, GRR and OUE
-choices; discrete-Laplace, Duchi and plain numbers; a consent step: its page loads every
+question type and mechanism (yes/no fair and with ε; plain, GRR, OUE and, optional,
+subset-selection choices; discrete-Laplace, Duchi and plain numbers; a consent step: its page loads every
 mechanism's browser module, the heaviest case), and
 ``examples/campus-health.yaml`` (3 yes/no) and ``examples/mixed-survey.yaml``, each with
 its page words in English, Korean and Chinese (``?lang=``; a Korean or Chinese character
@@ -83,10 +83,20 @@ TEN_QUESTIONS = {
             "type": "yes_no",
         },
         {
-            "key": "stress",
-            "text": "Have you felt overwhelmed by stress in the past two weeks?",
-            "type": "yes_no",
-            "epsilon": 2,
+            "key": "housing",
+            "text": "Where have you slept most nights this term?",
+            "type": "choice",
+            "options": [
+                "Own room",
+                "Shared room",
+                "Family home",
+                "Friend's sofa",
+                "Car or van",
+                "Hostel",
+                "Outdoors",
+                "Somewhere else",
+            ],
+            "epsilon": 1,  # auto: subset selection, sets of 2
             "required": False,
         },
         {

@@ -46,6 +46,7 @@ from .mechanisms import (
     GeneralizedRandomizedResponse,
     Mechanism,
     OptimizedUnaryEncoding,
+    SubsetSelection,
 )
 from .wire import ReportFormat
 
@@ -544,7 +545,9 @@ def shipped_cases() -> list[AuditCase]:
           answers would need 13,000 cells; the fit is the check)
     5     GRR k = 2, ε = 1.04: keep = a/2^37
     6     GRR k = 13, ε = 1: keep = a/2^45
-    7     yes/no at ε = 0.5 and 2, GRR k = 5 and OUE at ε = 1; Duchi 0-50 (Python)
+    7     yes/no at ε = 0.5 and 2, GRR k = 5 and OUE at ε = 1; Duchi 0-50 (Python);
+          subset selection k = 8, ε = 1 (the truth kept with p = a/2^m, then
+          partial Fisher-Yates draws below 7, 6)
     8     Duchi 0-50 (browser); Duchi 1-800000 at min and max (Python)
     9     OUE, ε = 9: q = a/2^65
     10    Duchi 0-1000000, ε = 1: 2^55·10⁶ (answer 1 in Python)
@@ -568,6 +571,7 @@ def shipped_cases() -> list[AuditCase]:
     one = Fraction(1)
     grr, oue = GeneralizedRandomizedResponse.from_epsilon, OptimizedUnaryEncoding.from_epsilon
     laplace, duchi = DiscreteLaplace.from_epsilon, DuchiBinary.from_epsilon
+    subsets = SubsetSelection.best_for
     return [
         AuditCase("yes/no, fair coins (ε = ln 3)", yes_no_mechanism(None), (True, False)),
         AuditCase("yes/no, ε = 0.5", yes_no_mechanism(Fraction("0.5")), (True, False)),
@@ -576,6 +580,7 @@ def shipped_cases() -> list[AuditCase]:
         AuditCase("GRR, k = 13, ε = 1", grr(13, one), (0, 12)),
         AuditCase("GRR, k = 2, ε = 1.04", grr(2, Fraction("1.04")), (0, 1)),
         AuditCase("OUE, k = 5, ε = 1", oue(5, one), (0, 4)),
+        AuditCase("subset selection, k = 8, ε = 1", subsets(8, one), (0, 7)),
         AuditCase("discrete Laplace, 0-10, ε = 1", laplace(0, 10, one), (0, 10)),
         AuditCase("discrete Laplace, 0-1, ε = 3", laplace(0, 1, Fraction(3)), (0, 1)),
         AuditCase(

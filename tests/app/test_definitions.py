@@ -900,7 +900,8 @@ def test_bad_epsilon_in_json(written: str, got: str) -> None:
         (
             "mechanism: grr",
             "mechanism: laplace",
-            "s.yaml:14: questions[1].mechanism: must be one of: auto, grr, oue (got 'laplace')",
+            "s.yaml:14: questions[1].mechanism: must be one of: auto, grr, oue, subset "
+            "(got 'laplace')",
         ),
         (
             "    max: 50\n",
@@ -910,7 +911,7 @@ def test_bad_epsilon_in_json(written: str, got: str) -> None:
         (
             "mechanism: grr",
             "mechanism: GRR",
-            "s.yaml:14: questions[1].mechanism: must be one of: auto, grr, oue (got 'GRR')",
+            "s.yaml:14: questions[1].mechanism: must be one of: auto, grr, oue, subset (got 'GRR')",
         ),
         (
             "mechanism: grr",

@@ -1,16 +1,11 @@
 """A posted set of options (subset selection's report) through the respondent's form:
 an honest set is stored and counted; a malformed one is a 400 with nothing stored.
-
-Subset selection is not yet registered (``mechanisms.UNWIRED``): ``registered`` adds it
-for one test, as its line in ``MECHANISMS`` will, so that a survey file may ask for it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
-import pytest
 import sqlite_utils
 from flask import Flask
 from werkzeug.datastructures import MultiDict
@@ -44,18 +39,6 @@ MALFORMED = {
 }
 
 
-@pytest.fixture
-def registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Subset selection in the registry (and a survey file's choice of mechanisms)."""
-    from survey_app.domain import survey_limits
-    from survey_app.privacy import QuestionType, mechanisms
-
-    monkeypatch.setattr(mechanisms, "MECHANISMS", mechanisms.MECHANISMS + mechanisms.UNWIRED)
-    choice = mechanisms.file_names(QuestionType.CHOICE)
-    monkeypatch.setitem(survey_limits.MECHANISMS, QuestionType.CHOICE, choice)
-
-
-@pytest.mark.usefixtures("registered")
 def test_a_malformed_set_is_refused_with_nothing_stored(app: Flask) -> None:
     from survey_app.storage.surveys import store_survey
     from survey_app.web.database_session import get_db
@@ -81,7 +64,6 @@ def test_a_malformed_set_is_refused_with_nothing_stored(app: Flask) -> None:
     assert tally_cells(database)["pick"] == {"n": 1, "2": 1, "5": 1, "11": 1}
 
 
-@pytest.mark.usefixtures("registered")
 def test_without_javascript_the_server_draws_a_set_of_the_right_size(app: Flask) -> None:
     from survey_app.storage.surveys import store_survey
     from survey_app.web.database_session import get_db
@@ -102,19 +84,14 @@ def test_without_javascript_the_server_draws_a_set_of_the_right_size(app: Flask)
 
 
 def test_the_field_refuses_what_the_mechanism_could_not_send(app: Flask) -> None:
-    """The form alone, with the mechanism unregistered: a stored GRR question read back
-    as subset selection, each malformed set refused with the format's one message."""
+    """The form alone: each malformed set refused with the format's one message."""
     from survey_app.storage.surveys import store_survey
     from survey_app.web.database_session import get_db
     from survey_app.web.respond.forms import build_response_form
 
-    definition = parse_definition(SURVEY_FILE.replace("mechanism: subset", "mechanism: grr"))
     with app.app_context():
-        stored = store_survey(get_db(), definition)
-    question = dataclasses.replace(
-        stored.questions[0], mechanism=SubsetSelection.from_epsilon(12, 1, 3)
-    )
-    survey = dataclasses.replace(stored, questions=(question,))
+        survey = store_survey(get_db(), parse_definition(SURVEY_FILE))
+    assert survey.questions[0].mechanism == SubsetSelection.from_epsilon(12, 1, 3)
     with app.test_request_context():
         for label, posted in [*MALFORMED.items(), ("honest", "02,05,11")]:
             form = build_response_form(survey, MultiDict({"pick": posted, "randomized": "client"}))

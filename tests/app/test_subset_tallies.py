@@ -1,10 +1,10 @@
 """Subset selection's reports in a real SQLite file: the running tallies and ``recount``
 count each option in a stored set ("0,3,11") once, and nothing else.
 
-The mechanism is not yet registered (``mechanisms.UNWIRED``), so a survey is stored with a
-GRR choice question of the same options and read back with its mechanism swapped for
-subset selection: what storage sees is the mechanism's cells and stored text, the same
-as it will be once a survey file can ask for it.
+A survey file gets subset selection at its best set size; to reach sizes a file would
+not get (11 of 20, where "1" is inside "11"), a survey is stored with a GRR choice
+question of the same options and read back with its mechanism swapped: what storage sees
+is the mechanism's cells and stored text.
 """
 
 from __future__ import annotations

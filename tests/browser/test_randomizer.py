@@ -30,6 +30,7 @@ from scipy.stats import chi2
 from survey_app.cli.audit import browser_modules
 from survey_app.privacy import MECHANISMS
 from survey_app.privacy.audit import browser_value, chi_square_fit, mechanism_name, shipped_cases
+from survey_app.served_scripts import served_script
 from tests.support.browser import one_post, watch
 from tests.support.paths import ROOT
 
@@ -68,6 +69,15 @@ def oue(k: int, q: Fraction) -> dict[str, object]:
         "k": k,
         "one_probability": "1/2",
         "flip_to_one_probability": rational(q),
+    }
+
+
+def subsets(k: int, size: int, p: Fraction) -> dict[str, object]:
+    return {
+        "mechanism": "subset_selection",
+        "k": k,
+        "size": size,
+        "include_probability": rational(p),
     }
 
 
@@ -161,9 +171,9 @@ def check_cells(observed: Mapping[str, int], expected: Mapping[str, float], n: i
 
 
 def load_samplers(page: Any) -> None:
-    """The coins and every mechanism's module, as the audit loads them."""
-    for path in browser_modules():
-        page.add_script_tag(path=str(path))
+    """The coins and every mechanism's module, as the app serves them and the audit loads them."""
+    for name in browser_modules():
+        page.add_script_tag(content=served_script(name))
 
 
 @pytest.fixture
@@ -418,8 +428,8 @@ def test_the_module_a_page_loads_for_a_mechanism_is_the_one_that_samples_it(page
         module = audit_case.mechanism.browser_script
         assert module is not None, audit_case.label
         page.goto("about:blank")
-        page.add_script_tag(path=str(COINS))
-        page.add_script_tag(path=str(STATIC / module))
+        page.add_script_tag(content=served_script(COINS.name))
+        page.add_script_tag(content=served_script(module))
         name = mechanism_name(audit_case.mechanism)
         assert page.evaluate("(name) => window.surveyRandomizer.has(name)", name), module
 
@@ -434,6 +444,7 @@ DESIGN = {
     "cheated": two_coin(Fraction(0), Fraction(1)),  # always "yes"
     "drug": grr(2, Fraction(0)),  # always the other option
     "colour": {**oue(4, Fraction(1)), "one_probability": "0/1"},  # true bit 0, others 1
+    "tool": subsets(12, 11, Fraction(0)),  # every option but the true one
     "drinks": laplace(0, 30, Fraction(1, 50)),
     "income": duchi(0, 100, Fraction(1)),  # max → always 1
     "skipped": two_coin(Fraction(1, 2), Fraction(1, 2)),  # optional, left unanswered
@@ -463,6 +474,7 @@ def survey_html(design: Mapping[str, Any] | None, scripts: list[str]) -> str:
 {radios("cheated", ["y", "n"])}
 {radios("drug", ["0", "1"])}
 {radios("colour", ["0", "1", "2", "3"])}
+{radios("tool", [str(option) for option in range(12)])}
 <div class="js-swap"><input name="drinks" required></div>
 <div class="js-swap" hidden><input type="number" name="drinks" min="0" max="30" step="1"
  disabled required></div>
@@ -475,12 +487,11 @@ def survey_html(design: Mapping[str, Any] | None, scripts: list[str]) -> str:
 </form></body></html>"""
 
 
-TRUE_ANSWERS = {"cheated": "n", "drug": "0", "colour": "2", "year": "1"}
+TRUE_ANSWERS = {"cheated": "n", "drug": "0", "colour": "2", "tool": "3", "year": "1"}
 TRUE_NUMBERS = {"drinks": "12", "income": "100", "age": "33"}
 
 
-#: The modules of the mechanisms in DESIGN, as static/ names: every registered mechanism's
-#: (a module of one not yet registered, ``mechanisms.UNWIRED``, is loaded but not used).
+#: The modules of the mechanisms in DESIGN, as static/ names: every registered mechanism's.
 MODULES = sorted({m.browser_script for m in MECHANISMS if m.browser_script is not None})
 
 
@@ -496,7 +507,7 @@ def survey_page(page: Any) -> Iterator[Callable[..., Any]]:
             request = route.request
             path = urlsplit(request.url).path.lstrip("/")
             if path in scripts:
-                body = (STATIC / path).read_text(encoding="utf-8")
+                body = served_script(path)
                 route.fulfill(body=body, content_type="text/javascript")
             elif request.method == "POST":
                 route.fulfill(body="<p id=done>stored</p>", content_type="text/html")
@@ -542,6 +553,7 @@ def test_the_form_sends_only_reports_and_plain_answers(survey_page: Any) -> None
     assert fields["cheated"] == "y"
     assert fields["drug"] == "1"
     assert fields["colour"] == "1101"
+    assert fields["tool"] == ",".join(f"{option:02}" for option in range(12) if option != 3)
     assert fields["income"] == "1"
     assert re.fullmatch(r"-[0-9]{16}|[0-9]{17}", fields["drinks"]), fields["drinks"]
     # Plain questions as entered (numbers padded); skipped optional ones not at all.
@@ -626,5 +638,6 @@ def test_without_a_mechanism_s_module_the_form_is_left_to_the_server(
 
 
 def test_the_scripts_of_a_page_with_every_mechanism_stay_small() -> None:
-    scripts = [COINS, *(STATIC / module for module in MODULES), FORM]
-    assert sum(len(path.read_bytes()) for path in scripts) <= 9 * 1024
+    # As served (minified): the page with every question type has 30 KiB in all.
+    scripts = [COINS.name, *MODULES, FORM.name]
+    assert sum(len(served_script(name).encode()) for name in scripts) <= 9 * 1024

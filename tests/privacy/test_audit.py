@@ -62,6 +62,7 @@ from survey_app.privacy.mechanisms import (
     MECHANISM_NAMES,
     DiscreteLaplace,
     GeneralizedRandomizedResponse,
+    SubsetSelection,
 )
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -455,6 +456,42 @@ def test_a_grr_that_keeps_the_truth_too_often_fails_in_the_browser(chromium: Non
     script = broken_script("bern(...rational(p.keep_probability))", "bern(1n, 2n)")
     # The same keep probability of 1/2 in the browser, the same margins as above.
     report = run_audit([case("GRR, k = 5, ε = 1")], 10_000, python=False, script=script)
+    (result,) = only(report, BROWSER)
+    assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
+
+
+@dataclass(frozen=True)
+class IncludesTooOften(SubsetSelection):
+    """Claims the ε of its ``include_probability`` but puts the truth in the set with ``actual``."""
+
+    actual: Fraction = Fraction(3, 5)
+
+    def randomize(self, value: int, source: RandomSource = SECURE) -> tuple[int, ...]:
+        honest = SubsetSelection(self.k, self.size, self.actual)
+        return honest.randomize(value, source)
+
+
+def test_a_subset_sampler_that_includes_the_truth_too_often_fails_in_python() -> None:
+    # k = 8, sets of 2, claimed ε = 1 (p = 0.475), actual p = 3/5: ε = ln 4.5 = 1.50.
+    # At 10,000 reports per answer one run gave χ² = 629 on 27 degrees of freedom (the
+    # threshold is near 80) and an ε bound of 1.27, from "answer 0 vs 7: 5057 vs 1145".
+    shipped = case("subset selection, k = 8, ε = 1").mechanism
+    assert isinstance(shipped, SubsetSelection)
+    broken = IncludesTooOften(shipped.k, shipped.size, shipped.include_probability)
+    assert broken.epsilon == shipped.epsilon  # the claim is unchanged
+    report = run_audit([AuditCase("includes too often", broken, (0, 7))], 10_000, browser=False)
+    (result,) = only(report, PYTHON)
+    assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
+
+
+@pytest.mark.browser
+def test_a_subset_sampler_that_includes_the_truth_too_often_fails_in_the_browser(
+    chromium: None,
+) -> None:
+    script = broken_script("bern(...rational(p.include_probability))", "bern(3n, 5n)")
+    report = run_audit(
+        [case("subset selection, k = 8, ε = 1")], 10_000, python=False, script=script
+    )
     (result,) = only(report, BROWSER)
     assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
 

@@ -21,7 +21,6 @@ from survey_app.privacy import (
     estimate_choice,
 )
 from survey_app.privacy.coins import uniform_subset
-from survey_app.privacy.mechanisms import UNWIRED
 from survey_app.privacy.mechanisms._shares import share_variance
 from survey_app.privacy.mechanisms.cells import CellRule
 from survey_app.privacy.mechanisms.subset_selection import SubsetSelection
@@ -362,6 +361,12 @@ ISSUE_CASES = [
 ]
 
 
+def _before_subsets(k: int, epsilon: Fraction) -> ProportionMechanism:
+    """What ``auto`` picked before subset selection: the better of GRR and OUE."""
+    named = (choice_mechanism(k, epsilon, "grr"), choice_mechanism(k, epsilon, "oue"))
+    return min(named, key=lambda mechanism: mechanism.small_share_variance)
+
+
 def _uniform_error(mechanism: ProportionMechanism, k: int) -> Fraction:
     """One report's variance summed over k options of share 1/k each, exactly."""
     p_true, p_false = mechanism.exact_rates
@@ -372,8 +377,8 @@ def _uniform_error(mechanism: ProportionMechanism, k: int) -> Fraction:
 def test_auto_picks_subset_selection_where_it_is_more_accurate(
     k: int, epsilon: Fraction, before: str, size: int, ratio: float
 ) -> None:
-    previous = choice_mechanism(k, epsilon)  # what a survey gets today
-    chosen = choice_mechanism(k, epsilon, include_unwired=True)
+    previous = _before_subsets(k, epsilon)
+    chosen = choice_mechanism(k, epsilon)
     assert previous.name == before
     assert isinstance(chosen, SubsetSelection) and chosen.size == size
     assert chosen.epsilon <= float(epsilon)
@@ -389,7 +394,7 @@ def test_auto_keeps_grr_where_sets_of_one_are_best(k: int, epsilon: str) -> None
     """There the best set is one option, which is GRR exactly: the tie goes to GRR, the
     earlier in the registry."""
     assert SubsetSelection.best_for(k, Fraction(epsilon)).size == 1
-    chosen = choice_mechanism(k, Fraction(epsilon), include_unwired=True)
+    chosen = choice_mechanism(k, Fraction(epsilon))
     assert isinstance(chosen, GeneralizedRandomizedResponse)
 
 
@@ -397,20 +402,19 @@ def test_auto_keeps_grr_where_sets_of_one_are_best(k: int, epsilon: str) -> None
 @pytest.mark.parametrize("epsilon", ["0.1", "0.5", "1", "2", "3", "5"])
 def test_auto_with_subset_selection_is_never_less_accurate(k: int, epsilon: str) -> None:
     """Over a grid: the pick's rare-option variance is the least of GRR's, OUE's and every
-    set size's, and never above what a survey gets today."""
+    set size's, and never above what a survey got before subset selection."""
     requested = Fraction(epsilon)
-    chosen = choice_mechanism(k, requested, include_unwired=True)
-    previous = choice_mechanism(k, requested)
+    chosen = choice_mechanism(k, requested)
+    previous = _before_subsets(k, requested)
     every = [choice_mechanism(k, requested, "grr"), choice_mechanism(k, requested, "oue")]
     every += [SubsetSelection.from_epsilon(k, requested, size) for size in range(1, k)]
     assert chosen.small_share_variance == min(m.small_share_variance for m in every)
     assert chosen.small_share_variance <= previous.small_share_variance
 
 
-def test_a_survey_file_cannot_ask_for_subset_selection_yet() -> None:
-    with pytest.raises(ValueError, match="must be one of auto, grr, oue$"):
-        choice_mechanism(8, Fraction(1), "subset")
-    assert isinstance(
-        choice_mechanism(8, Fraction(1), "subset", include_unwired=True), SubsetSelection
-    )
-    assert SubsetSelection not in MECHANISMS and SubsetSelection in UNWIRED
+def test_a_survey_file_can_ask_for_subset_selection() -> None:
+    chosen = choice_mechanism(8, Fraction(1), "subset")
+    assert isinstance(chosen, SubsetSelection) and chosen.size == 2
+    assert SubsetSelection in MECHANISMS
+    with pytest.raises(ValueError, match="must be one of auto, grr, oue, subset$"):
+        choice_mechanism(8, Fraction(1), "subsets")

@@ -42,7 +42,7 @@ from ..rationals import (
     required_parameter,
 )
 from ..wire import Report, ReportFormat
-from ..words import Share, Text, lazy_gettext, lazy_ngettext
+from ..words import Share, Text, lazy_gettext
 from ._shares import (
     ShareRates,
     check_k,
@@ -267,13 +267,19 @@ class SubsetSelection(ShareRates, MechanismDefaults):
         return forced_known(*self.exact_rates, outcome)
 
     def description(self) -> Text:
-        return lazy_ngettext(
-            "One option is stored: your real choice with probability %(keep)s, otherwise "
-            "one of the others picked at random.",
+        # Two messages, not a plural: the set's size must show in languages with one form.
+        keep = Share(self.include_probability)
+        if self.size == 1:
+            return lazy_gettext(
+                "One option is stored: your real choice with probability %(keep)s, otherwise "
+                "one of the others picked at random.",
+                keep=keep,
+            )
+        return lazy_gettext(
             "A set of %(num)d options is stored. Your real choice is in it with probability "
             "%(keep)s; the other options in it are picked at random.",
-            self.size,
-            keep=Share(self.include_probability),
+            num=self.size,
+            keep=keep,
         )
 
     def report_texts(
