@@ -31,6 +31,7 @@ from .mechanisms import (
     PlainChoice,
     PlainNumber,
     ProportionMechanism,
+    SubsetSelection,
     TwoCoinDesign,
     mechanism_from_parameters,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "Mechanism",
     "NumericMechanism",
     "OptimizedUnaryEncoding",
+    "SubsetSelection",
     "PlainChoice",
     "PlainNumber",
     "ProportionMechanism",

@@ -83,6 +83,19 @@ questions:
     mechanism: oue
     epsilon: 3
     required: false
+  - key: tools
+    text: {{en: "Which tool do you use most?", ko: "어떤 도구를 가장 많이 씁니까?"}}
+    type: choice
+    options:
+      - {{en: "pen", ko: "펜"}}
+      - {{en: "pencil", ko: "연필"}}
+      - {{en: "laptop", ko: "노트북"}}
+      - {{en: "tablet", ko: "태블릿"}}
+      - {{en: "phone", ko: "휴대폰"}}
+      - {{en: "chalk", ko: "분필"}}
+      - {{en: "brush", ko: "붓"}}
+      - {{en: "other", ko: "기타"}}
+    epsilon: 1           # auto: subset selection, sets of 2
   - key: drinks
     text: {{en: "How many drinks last week?", ko: "지난주 몇 잔 마셨습니까?"}}
     type: number
@@ -144,11 +157,13 @@ def simulate_responses(app: Flask, n: int = RESPONSES, seed: int = 20261121) -> 
         cheated = rng.random(n) < expit(true_log_odds(year, age))
         substance = np.where(rng.random(n) < expit(-1.0 + 0.5 * year), 1, rng.integers(0, 3, n))
         device = rng.integers(0, 3, n)
+        tools = np.where(rng.random(n) < expit(-1.0 + 0.5 * year), 2, rng.integers(0, 8, n))
         drinks = rng.integers(0, 21, n)
         reported = {
             "cheated": simulate(by_key["cheated"].mechanism, cheated, rng),
             "substance": simulate(by_key["substance"].mechanism, substance, rng),
             "device": simulate(by_key["device"].mechanism, device, rng),
+            "tools": simulate(by_key["tools"].mechanism, tools, rng),
             "drinks": simulate(by_key["drinks"].mechanism, drinks, rng),
         }
         age_skipped = rng.random(n) < AGE_SKIPPED
@@ -165,6 +180,7 @@ def simulate_responses(app: Flask, n: int = RESPONSES, seed: int = 20261121) -> 
                     "device": None
                     if device_skipped[i]
                     else tuple(int(bit) for bit in reported["device"][i]),
+                    "tools": tuple(int(index) for index in reported["tools"][i]),
                     "drinks": int(reported["drinks"][i]),
                 },
                 f"simulated-{seed}-{i}",
@@ -242,17 +258,23 @@ def test_the_fit_from_counts_equals_the_fit_from_every_row(
         assert term.coefficient.std_error == pytest.approx(one.std_error, rel=1e-6)
 
 
-@pytest.mark.parametrize("outcome", ["substance", "device"])
-def test_an_option_of_a_choice_is_fitted_against_the_rest(simulated: Flask, outcome: str) -> None:
-    """GRR and OUE outcomes: option 1 with P = logistic(-1 + 0.5·year) + the rest uniform,
-    so the option's log odds are not exactly linear; only the signs and the n are checked."""
+@pytest.mark.parametrize(
+    ("outcome", "option", "label"),
+    [("substance", 1, "Cannabis"), ("device", 1, "Laptop"), ("tools", 2, "laptop")],
+)
+def test_an_option_of_a_choice_is_fitted_against_the_rest(
+    simulated: Flask, outcome: str, option: int, label: str
+) -> None:
+    """GRR, OUE and subset-selection outcomes: the option with P = logistic(-1 + 0.5·year)
+    + the rest uniform, so its log odds are not exactly linear; only the signs and the n
+    are checked (the device's answers are uniform: no sign)."""
     with simulated.app_context():
         db = get_db()
-        result = analysis.fit_regression(db, stored_survey(db), outcome, ["year"], option=1)
-    assert result.category == ("Cannabis" if outcome == "substance" else "Laptop")
+        result = analysis.fit_regression(db, stored_survey(db), outcome, ["year"], option=option)
+    assert result.category == label
     assert result.n + result.dropped == RESPONSES
     assert (result.dropped > 0) == (outcome == "device")  # only the device may be skipped
-    if outcome == "substance":
+    if outcome != "device":
         assert all((term.coefficient.estimate or 0) > 0 for term in result.terms[1:])
 
 
@@ -391,6 +413,7 @@ def store_fixed(app: Flask, groups: list[tuple[int, int, int]], tag: str = "fixe
                         "cheated": j < yes,
                         "substance": j % 3,
                         "device": (0, 1, 0),
+                        "tools": (0, 1),
                         "drinks": 2,
                     },
                     f"{tag}-{i}",
@@ -624,7 +647,7 @@ def rrreg_like(
     return [c.estimate or math.nan for c in fit.coefficients]
 
 
-@pytest.mark.parametrize("outcome", ["cheated", "substance", "device"])
+@pytest.mark.parametrize("outcome", ["cheated", "substance", "device", "tools"])
 def test_r_reads_the_export_and_fits_what_the_page_fits(simulated: Flask, outcome: str) -> None:
     owner = as_user(simulated, "ada")
     rows, book = read_as_r(owner)
@@ -635,6 +658,7 @@ def test_r_reads_the_export_and_fits_what_the_page_fits(simulated: Flask, outcom
         "cheated": lambda row: int(row["cheated"]) if row["cheated"] else None,
         "substance": lambda row: int(row["substance"] == "Cannabis") if row["substance"] else None,
         "device": lambda row: int(row["device.1"]) if row["device.1"] else None,
+        "tools": lambda row: int(row["tools.1"]) if row["tools.1"] else None,
     }
     option = None if outcome == "cheated" else 1
     with simulated.app_context():

@@ -36,6 +36,7 @@ from survey_app.privacy import (
     Mechanism,
     OptimizedUnaryEncoding,
     RandomSource,
+    SubsetSelection,
 )
 from survey_app.privacy.central import (
     decimal_text,
@@ -67,6 +68,7 @@ MECHANISMS: dict[str, Mechanism] = {
     "yes/no": FAIR_COINS,
     "GRR": GeneralizedRandomizedResponse.from_epsilon(3, 1),
     "OUE": OptimizedUnaryEncoding.from_epsilon(3, 1),
+    "subset selection": SubsetSelection.from_epsilon(4, 1, 2),
     "Duchi": DuchiBinary.from_epsilon(0, 4, 1),
     # A large local ε keeps the honest range small enough to enumerate (B = 8).
     "discrete Laplace": DiscreteLaplace.from_epsilon(0, 2, 10),
@@ -79,6 +81,8 @@ def possible_reports(mechanism: Mechanism) -> list[Any]:
     low, high = mechanism.report_range()
     if isinstance(mechanism, OptimizedUnaryEncoding):
         return list(itertools.product(range(low, high + 1), repeat=mechanism.k))
+    if isinstance(mechanism, SubsetSelection):  # a set of another size is never stored
+        return list(itertools.combinations(range(mechanism.k), mechanism.size))
     return list(range(low - 2, high + 3))
 
 

@@ -25,15 +25,26 @@ questions:
   - {{key: many, text: One of twelve, type: choice, mechanism: grr,
       options: [o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, a much longer eleventh option]}}
   - {{key: unary, text: Unary, type: choice, options: [x, yy, zzz, w], mechanism: oue}}
+  - {{key: sets, text: Sets of three, type: choice, mechanism: subset,
+      options: [s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, the longest option of twelve]}}
   - {{key: laplace, text: Laplace, type: number, min: -20, max: 500, mechanism: laplace}}
   - {{key: duchi, text: Duchi, type: number, min: 0, max: 50, mechanism: duchi}}
   - {{key: plain, text: Plain number, type: number, min: 0, max: 1000, sensitive: false}}
 """
 # Three respondents as different as they can be: answers, and the number of digits typed.
 RESPONDENTS = [
-    ({"yn": "yes", "many": "00", "unary": "0"}, {"laplace": "-20", "duchi": "0", "plain": "0"}),
-    ({"yn": "no", "many": "11", "unary": "3"}, {"laplace": "7", "duchi": "50", "plain": "1000"}),
-    ({"yn": "no", "many": "05", "unary": "1"}, {"laplace": "499", "duchi": "7", "plain": "42"}),
+    (
+        {"yn": "yes", "many": "00", "unary": "0", "sets": "00"},
+        {"laplace": "-20", "duchi": "0", "plain": "0"},
+    ),
+    (
+        {"yn": "no", "many": "11", "unary": "3", "sets": "11"},
+        {"laplace": "7", "duchi": "50", "plain": "1000"},
+    ),
+    (
+        {"yn": "no", "many": "05", "unary": "1", "sets": "05"},
+        {"laplace": "499", "duchi": "7", "plain": "42"},
+    ),
 ]
 
 

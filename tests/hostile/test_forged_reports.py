@@ -176,6 +176,8 @@ questions:
      required: false}
   - {key: bits, text: Bits, type: choice, options: [a, b, c, d, e], mechanism: oue, epsilon: 1,
      required: false}
+  - {key: sets, text: Sets, type: choice, options: [a, b, c, d, e, f, g, h], mechanism: subset,
+     epsilon: 1, required: false}
   - {key: age, text: Age, type: number, min: 18, max: 99, sensitive: false, required: false}
 """
 
@@ -265,6 +267,13 @@ def test_a_number_report_is_stored_only_within_its_honest_range(
         ("bits", "1111", False),
         ("bits", "111111", False),
         ("bits", "11211", False),
+        ("sets", "0,7", True),  # sets of 2 of 8 options, in order
+        ("sets", "0,1", True),
+        ("sets", "7,0", False),
+        ("sets", "3,3", False),
+        ("sets", "3", False),
+        ("sets", "1,2,3", False),
+        ("sets", "1,8", False),
     ],
 )
 def test_yes_no_and_choice_reports_are_only_what_a_device_can_produce(
@@ -285,6 +294,7 @@ def test_every_report_range_is_what_the_mechanism_can_produce(poll: Survey) -> N
         "smoked": (0, 1),
         "pick": (0, 4),
         "bits": (0, 1),
+        "sets": (0, 7),
         "age": (18, 99),
     }
     smoked, pick = poll.questions[2].mechanism, poll.questions[3].mechanism
@@ -320,6 +330,7 @@ WORKED = {
     "two_coin_randomized_response": yes_no_mechanism(Fraction(1)),
     "generalized_randomized_response": choice_mechanism(5, Fraction(1), "grr"),
     "optimized_unary_encoding": choice_mechanism(5, Fraction(1), "oue"),
+    "subset_selection": choice_mechanism(8, Fraction(1), "subset"),
     "discrete_laplace": number_mechanism(0, 10, Fraction(1), "laplace"),
     "duchi_binary": number_mechanism(0, 10, Fraction(1), "duchi"),
 }

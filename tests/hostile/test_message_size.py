@@ -43,6 +43,8 @@ questions:
   - {{key: many, text: One of twelve, type: choice, mechanism: grr,
       options: [o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, a much longer eleventh option]}}
   - {{key: unary, text: Unary, type: choice, options: [x, yy, zzz, w], mechanism: oue}}
+  - {{key: sets, text: Sets of three, type: choice, mechanism: subset,
+      options: [s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, the longest option of twelve]}}
   - {{key: laplace, text: Laplace, type: number, min: -20, max: 500, mechanism: laplace}}
   - {{key: duchi, text: Duchi, type: number, min: 0, max: 50, mechanism: duchi}}
   - {{key: plain_choice, text: Plain choice, type: choice, sensitive: false,
@@ -69,6 +71,8 @@ def fixed_report(question: Question, value: Any) -> Any:
     mechanism = question.mechanism.name
     if mechanism == "optimized_unary_encoding":
         return tuple(int(i == value) for i in range(len(question.options)))
+    if mechanism == "subset_selection":  # the truth and the next two
+        return tuple(sorted((value + step) % len(question.options) for step in range(3)))
     if mechanism == "duchi_binary":
         assert question.min is not None and question.max is not None
         return int(2 * value > question.min + question.max)
@@ -130,9 +134,9 @@ def baseline(page: str) -> dict[str, str]:
 def test_every_option_of_a_question_has_one_length_on_the_wire(app: Flask, survey: Survey) -> None:
     _, page = rendered_form(app)
     offered = radio_values(page)
-    assert set(offered) == {"yn", "few", "many", "unary", "plain_choice", "optional"}
+    assert set(offered) == {"yn", "few", "many", "unary", "sets", "plain_choice", "optional"}
     assert offered["yn"] == offered["optional"] == ["y", "n"]
-    assert offered["many"] == [f"{i:02d}" for i in range(12)]
+    assert offered["many"] == offered["sets"] == [f"{i:02d}" for i in range(12)]
     assert offered["plain_choice"] == [f"{i:02d}" for i in range(11)]
     assert offered["few"] == offered["unary"][:3] == ["0", "1", "2"]
     for name, values in offered.items():
@@ -178,6 +182,7 @@ def test_with_javascript_every_report_has_one_length(app: Flask, survey: Survey)
         "few": ["0", "2"],
         "many": ["00", "11"],
         "unary": ["0000", "1111", "1000"],
+        "sets": ["00,01,02", "09,10,11", "00,05,11"],
         # The ends of the honest range of reports for -20..500 at ε = 1 (min - B, max + B).
         "laplace": [padded_number(n) for n in (-21646, -1, 0, 7, 22126)],
         "duchi": ["0", "1"],
@@ -205,6 +210,7 @@ def test_the_browser_must_send_numbers_padded(
         "few": "0",
         "many": "00",
         "unary": "0100",
+        "sets": "00,05,11",
         "laplace": padded_number(7),
         "duchi": "1",
         "plain_choice": "00",
@@ -219,7 +225,7 @@ def test_the_browser_must_send_numbers_padded(
 
 
 def test_fixed_width_numbers(app: Flask, survey: Survey) -> None:
-    laplace, duchi = survey.questions[4], survey.questions[5]
+    laplace, duchi = survey.questions[5], survey.questions[6]
     assert [fixed_width_number(laplace, n) for n in (-20, -1, 0, 7, 500)] == [
         "-020",
         "-001",
