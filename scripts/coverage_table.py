@@ -51,12 +51,17 @@ if str(ROOT) not in sys.path:
 from survey_app.privacy import (  # noqa: E402
     DiscreteLaplace,
     DuchiBinary,
+    SubsetSelection,
     TwoCoinDesign,
     estimate_mean,
     estimate_prevalence,
     simulate,
 )
-from survey_app.privacy.estimate import Interval, share_interval  # noqa: E402
+from survey_app.privacy.estimate import (  # noqa: E402
+    Interval,
+    estimate_proportion,
+    share_interval,
+)
 from survey_app.privacy.groups import GroupSums, difference_interval, mean_difference  # noqa: E402
 from survey_app.privacy.means import estimate_number_mean, mean_interval  # noqa: E402
 
@@ -75,6 +80,9 @@ TARGET = 0.95 - 0.005
 DUCHI_SIZES = (30, 100, 300, 1000)
 DUCHI_EPSILONS = (0.5, 1.0, 2.0, 4.0)
 NUMBER_RANGE = (0, 10)  # any range gives the same coverage, in shares of it
+
+SUBSET_SIZES = (30, 100, 300)
+SUBSET_SETTINGS = ((8, 0.5), (8, 1.0), (20, 2.0), (64, 3.0))  # the issue's four (k, ε)
 
 GROUP_SIZES = ((30, 300), (30, 30), (100, 1000), (300, 300))
 # The points reported as bad for the earlier interval (groups of 30 and 300), both ways.
@@ -238,6 +246,19 @@ def infimum(
     )
     monotone = bool(np.all(np.diff(low) >= 0) and np.all(np.diff(high) >= 0))
     return MinCoverage(coverage=best[0], prevalence=best[1], side=best[2], bounds_monotone=monotone)
+
+
+def option_min_coverage(n: int, mechanism: SubsetSelection) -> MinCoverage:
+    """The infimum of one option's 95% Clopper–Pearson interval's coverage over its true
+    share: its count is Binomial(n, q + (p - q)·π), as a yes/no count is."""
+    p_true, p_false = mechanism.p_true, mechanism.p_false
+    estimates = [
+        estimate_proportion(x, n, p_true, p_false, MAIN_CONFIDENCE, "clopper-pearson")
+        for x in range(n + 1)
+    ]
+    low = np.array([e.low for e in estimates if e is not None])
+    high = np.array([e.high for e in estimates if e is not None])
+    return infimum(low, high, lambda pis: rate_pmf(n, p_false, p_true - p_false, pis))
 
 
 def duchi_min_coverage(n: int, epsilon: float, exact: bool = True) -> MinCoverage:
@@ -485,6 +506,7 @@ def render(simulated: Sequence[str] | None = None) -> str:
         [
             *introduction(),
             *prevalence_section(),
+            *subset_section(),
             *duchi_section(),
             *difference_section(),
             SIMULATED_BEGIN,
@@ -629,6 +651,43 @@ def prevalence_section(
             ]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
+    return out
+
+
+def subset_section() -> list[str]:
+    mechanisms = {
+        (k, epsilon): SubsetSelection.best_for(k, Fraction(epsilon)) for k, epsilon in SUBSET_SETTINGS
+    }
+    results = {
+        (setting, n): option_min_coverage(n, mechanism)
+        for setting, mechanism in mechanisms.items()
+        for n in SUBSET_SIZES
+    }
+    lowest = min(results.items(), key=lambda item: item[1].coverage)
+    (k, epsilon), n = lowest[0]
+    out = [
+        "## A choice's option under subset selection",
+        "",
+        "Each report is a set of ω options, holding the true one with probability p and any",
+        "other with q; an option's count is Binomial(n, q + (p − q)·π), so its interval",
+        "(`estimate_proportion`, Clopper–Pearson, 95%) has the exact coverage of a share's,",
+        "in its own π, whatever the other options' shares. The settings are those where",
+        "`auto` picks subset selection over GRR and OUE.",
+        "",
+        f"**Minimum {floor4(lowest[1].coverage)}** (k = {k}, ε = {epsilon:g}, n = {n}); "
+        f"{verdict(lowest[1].coverage)}.",
+        "",
+        "| k | ε | ω | n | min | at π |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for (k, epsilon), mechanism in mechanisms.items():
+        for n in SUBSET_SIZES:
+            result = results[((k, epsilon), n)]
+            out.append(
+                f"| {k} | {epsilon:g} | {mechanism.size} | {n} | {floor4(result.coverage)} "
+                f"| {where(result)} |"
+            )
+    out.append("")
     return out
 
 
