@@ -656,7 +656,8 @@ def prevalence_section(
 
 def subset_section() -> list[str]:
     mechanisms = {
-        (k, epsilon): SubsetSelection.best_for(k, Fraction(epsilon)) for k, epsilon in SUBSET_SETTINGS
+        (k, epsilon): SubsetSelection.best_for(k, Fraction(epsilon))
+        for k, epsilon in SUBSET_SETTINGS
     }
     results = {
         (setting, n): option_min_coverage(n, mechanism)

@@ -1,0 +1,82 @@
+"""A survey with a subset-selection question through the researcher's pages: the builder
+offers it, respondents without JavaScript are randomized by the server, and the dashboard,
+planner, plot, exports, codebook and ledger all speak of sets."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+
+from survey_app.domain.definitions import parse_definition
+from survey_app.storage.surveys import store_survey
+from survey_app.web.database_session import get_db
+from tests.support.respondents import fresh_form
+
+SLUG = "tools"
+SURVEY = f"""\
+slug: {SLUG}
+title: Tools
+questions:
+  - {{key: tool, text: Which tool do you use most, type: choice, epsilon: 1,
+     options: [pen, pencil, laptop, tablet, phone, chalk, brush, other]}}
+  - {{key: year, text: Year, type: choice, options: [first, second], sensitive: false}}
+"""
+RESPONDENTS = 40
+
+
+@pytest.fixture
+def answered(app: Flask) -> Flask:
+    with app.app_context():
+        survey = store_survey(get_db(), parse_definition(SURVEY))
+    assert survey.questions[0].mechanism.name == "subset_selection"  # auto's pick
+    for number in range(RESPONDENTS):
+        respondent = app.test_client()
+        answers = {"tool": f"{number % 8}", "year": f"{number % 2}"}
+        response = respondent.post(f"/s/{SLUG}", data={**fresh_form(respondent, SLUG), **answers})
+        assert response.status_code == 200
+        assert "A set of 2 options is stored" in response.get_data(as_text=True)
+    return app
+
+
+def test_the_dashboard_planner_and_plot(answered: Flask, logged_in: FlaskClient) -> None:
+    page = logged_in.get(f"/research/surveys/{SLUG}?half_width=0.05&respondents=1000")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200 and f"<strong>{RESPONDENTS} responses.</strong>" in text
+    assert "subset selection, ε = 1.00" in text and "subset_selection" not in text
+    planner = text[text.index('id="planner"') :]
+    assert "Which tool do you use most" in planner
+    svg = logged_in.get(f"/research/surveys/{SLUG}/plot.svg?question=tool")
+    assert svg.status_code == 200 and b"<svg" in svg.data
+
+
+def test_the_exports_and_codebook(answered: Flask, logged_in: FlaskClient) -> None:
+    text = logged_in.get(f"/research/surveys/{SLUG}/responses.csv").get_data(as_text=True)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    columns = [f"tool.{index}" for index in range(8)]
+    assert len(rows) == RESPONDENTS
+    assert all(sum(int(row[column]) for column in columns) == 2 for row in rows)  # ω = 2
+    book = logged_in.get(f"/research/surveys/{SLUG}/codebook.json?kind=responses").get_json()
+    (tool,) = [q for q in book["questions"] if q["key"] == "tool"]
+    assert tool["mechanism"] == "subset_selection" and tool["r_columns"] == columns
+    assert "reported set of 2" in tool["encoding"]
+    aggregate = logged_in.get(f"/research/surveys/{SLUG}/export.csv").get_data(as_text=True)
+    tool_rows = [row for row in csv.DictReader(io.StringIO(aggregate)) if row["question"] == "tool"]
+    assert [row["category"] for row in tool_rows] == [
+        "pen", "pencil", "laptop", "tablet", "phone", "chalk", "brush", "other",
+    ]  # fmt: skip
+    for kind in ("sav", "dta"):
+        assert logged_in.get(f"/research/surveys/{SLUG}/responses.{kind}").status_code == 200
+
+
+def test_the_ledger_names_it(answered: Flask, runner: FlaskCliRunner) -> None:
+    out = runner.invoke(args=["ledger", SLUG]).output
+    assert "tool: subset_selection, ε = 1.00" in out
+
+
+def test_the_builder_offers_it(logged_in: FlaskClient) -> None:
+    page = logged_in.get("/research/builder/").get_data(as_text=True)
+    assert '<option value="subset"' in page and "subset: subset selection" in page
