@@ -19,6 +19,10 @@ mechanism would actually sample:
   measure Duchi wins at every ε and Δ, since Var Z > (Δ/2)²(C² - 1) always. Around a
   concentrated population, which real ones usually are, Laplace at large ε is far more
   precise: its reports stay near the answers, Duchi's always sit ±(Δ/2)·C away.
+  The discrete piecewise mechanism (mixed with Duchi's bit) has the least worst-answer
+  variance of all three from ε ≈ 0.6 (0.71× the best continuous formula's at ε = 4, and
+  3.1× less than Laplace's there); not yet wired, so weighed only with
+  ``include_unwired`` too.
 """
 
 from __future__ import annotations
@@ -83,7 +87,11 @@ def choice_mechanism(
     return cast(ProportionMechanism, chosen)
 
 
-def number_mechanism(min: int, max: int, epsilon: Fraction, name: str = AUTO) -> NumericMechanism:
-    """The mechanism for integers in [min, max] at ε: the one named, or ``auto``'s pick."""
+def number_mechanism(
+    min: int, max: int, epsilon: Fraction, name: str = AUTO, *, include_unwired: bool = False
+) -> NumericMechanism:
+    """The mechanism for integers in [min, max] at ε: the one named, or ``auto``'s pick
+    (``include_unwired``: as for ``mechanism_for``)."""
     space = AnswerSpace(QuestionType.NUMBER, min=min, max=max)
-    return cast(NumericMechanism, mechanism_for(space, epsilon, name))
+    chosen = mechanism_for(space, epsilon, name, include_unwired=include_unwired)
+    return cast(NumericMechanism, chosen)

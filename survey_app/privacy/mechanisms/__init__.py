@@ -16,6 +16,7 @@ from .duchi import DuchiBinary
 from .grr import GeneralizedRandomizedResponse
 from .interface import Mechanism, NumericMechanism, ProportionMechanism
 from .oue import OptimizedUnaryEncoding
+from .piecewise import DiscretePiecewise
 from .plain_choice import PlainChoice
 from .plain_number import PlainNumber
 from .subset_selection import SubsetSelection
@@ -37,7 +38,7 @@ MECHANISMS: tuple[type[Mechanism], ...] = (
 #: registered ones, so that their accuracy can be compared before they are offered. Wiring
 #: one in moves it into ``MECHANISMS``, where ``tests/app/test_mechanism_modules.py``
 #: then asks for the rest of "Adding a mechanism".
-UNWIRED: tuple[type[Mechanism], ...] = ()
+UNWIRED: tuple[type[Mechanism], ...] = (DiscretePiecewise,)
 #: Every stored mechanism name, in registry order, each once.
 MECHANISM_NAMES = tuple(dict.fromkeys(mechanism.name for mechanism in MECHANISMS))
 #: What a survey file writes to let the app pick the more accurate mechanism.
@@ -87,6 +88,7 @@ __all__ = [
     "MECHANISM_NAME",
     "MECHANISM_NAMES",
     "DiscreteLaplace",
+    "DiscretePiecewise",
     "DuchiBinary",
     "GeneralizedRandomizedResponse",
     "Mechanism",
