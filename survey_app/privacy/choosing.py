@@ -21,7 +21,7 @@ mechanism would actually sample:
   precise: its reports stay near the answers, Duchi's always sit ±(Δ/2)·C away.
   The discrete piecewise mechanism (mixed with Duchi's bit) has the least worst-answer
   variance of all three from ε ≈ 0.6 (0.71× the best continuous formula's at ε = 4, and
-  3.1× less than Laplace's there); not yet wired, so weighed only with
+  3.2× less than Laplace's on 0-50); not yet wired, so weighed only with
   ``include_unwired`` too.
 """
 

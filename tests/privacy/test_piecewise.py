@@ -4,8 +4,10 @@ against the best known worst-answer variance."""
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
+import sys
 from fractions import Fraction
 from functools import partial
 
@@ -26,6 +28,15 @@ from survey_app.privacy.mechanisms._ranges import MEAN_CELLS
 from survey_app.privacy.mechanisms.piecewise import DiscretePiecewise, _Window
 from survey_app.privacy.rationals import within_epsilon
 from tests.privacy.test_subset_selection import exact_distribution
+from tests.support.paths import ROOT
+
+_spec = importlib.util.spec_from_file_location(
+    "number_coverage", ROOT / "scripts/number_coverage.py"
+)
+assert _spec is not None and _spec.loader is not None
+number_coverage = importlib.util.module_from_spec(_spec)
+sys.modules["number_coverage"] = number_coverage
+_spec.loader.exec_module(number_coverage)
 
 EPSILONS = ["0.5", "1", "2", "3", "4", "6", "8"]
 
@@ -171,12 +182,12 @@ def test_simulated_values_are_unbiased_with_the_stated_variance() -> None:
 
 
 def test_the_secure_sampler_agrees_with_the_probabilities() -> None:
-    """The real source: 20,000 reports of one answer, each report's share within 5 SE."""
+    """The real source: 10,000 reports of one answer, each report's share within 5 SE."""
     mechanism = DiscretePiecewise.best_for(0, 4, Fraction(3))
-    drawn = [mechanism.randomize(1) for _ in range(20_000)]
+    drawn = [mechanism.randomize(1) for _ in range(10_000)]
     for y in _reports(mechanism):
         p = float(mechanism.probability(y, 1))
-        assert abs(drawn.count(y) / 20_000 - p) <= 5 * math.sqrt(p * (1 - p) / 20_000)
+        assert abs(drawn.count(y) / 10_000 - p) <= 5 * math.sqrt(p * (1 - p) / 10_000)
 
 
 # --- reports: range, checks, cells, parameters --------------------------------------------
@@ -243,7 +254,7 @@ def test_the_issue_case_uniform_truth_at_epsilon_4_on_0_to_50() -> None:
 def test_the_search_finds_the_exhaustive_best_design() -> None:
     """Every step up to 16 and width up to 3Δs, exactly, for small ranges: the search's
     design is the best (its limits of step span and width lose nothing here)."""
-    for span, epsilon in [(2, "1"), (4, "4")]:
+    for span, epsilon in [(2, "1"), (3, "4")]:
         chosen = DiscretePiecewise.best_for(0, span, Fraction(epsilon))
         best = min(
             _Window(span, step, width, chosen.ratio).worst(
@@ -262,3 +273,14 @@ def test_a_survey_file_cannot_ask_for_it_yet() -> None:
         "piecewise"
     )
     assert DiscretePiecewise not in MECHANISMS and UNWIRED[-1] is DiscretePiecewise
+
+
+@pytest.mark.parametrize("truth", ["middle", "uniform", "maximum"])
+def test_the_mean_interval_covers_at_its_level(truth: str) -> None:
+    """The dashboard's t interval on the unbiased values, n = 30, ε = 4 on 0-50: 2,000
+    seeded surveys, coverage no more than 3 standard errors below 0.95. (The skewed truth,
+    80% at 0, falls short at n = 30 as plain answers do: scripts/number_coverage.py.)"""
+    mechanism = DiscretePiecewise.best_for(0, 50, Fraction(4))
+    runs = 2_000
+    covered = number_coverage.coverage(mechanism, reference_truths(50)[truth], 30, runs, seed=5)
+    assert covered >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
