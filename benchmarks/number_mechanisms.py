@@ -8,7 +8,7 @@ from their exact rationals, and Wang et al. 2019's continuous piecewise (PM) and
 A truth's figure is the noise one report adds around its answer, averaged over the truth's
 answers, Σ π(x)·Var(x̂ | x): the error of a mean over a fixed population, without the
 answers' own spread (which every mechanism adds alike). "auto" is
-``number_mechanism(..., include_unwired=True)``'s pick; its ratio is its worst-answer
+``number_mechanism``'s pick; its ratio is its worst-answer
 variance over the least of all five (target ≤ 1.05). One seeded simulation column checks
 the piecewise mechanism's formula: the measured mean of (x̂ - x)² over 200,000 reports of
 the uniform truth, ÷ the exact figure.
@@ -147,7 +147,7 @@ def point(epsilon: str, span: int) -> dict[str, Any]:
         for name, variance in variances(epsilon, span).items()
     }
     best = min(row["worst_answer"] for row in rows.values())
-    chosen = number_mechanism(0, span, Fraction(epsilon), include_unwired=True)
+    chosen = number_mechanism(0, span, Fraction(epsilon))
     today = number_mechanism(0, span, Fraction(epsilon))
     piecewise = DiscretePiecewise.best_for(0, span, Fraction(epsilon))
     return {

@@ -42,6 +42,7 @@ from scipy.special import betaincinv, chdtrc
 from .mechanisms import (
     MECHANISMS,
     DiscreteLaplace,
+    DiscretePiecewise,
     DuchiBinary,
     GeneralizedRandomizedResponse,
     Mechanism,
@@ -547,7 +548,7 @@ def shipped_cases() -> list[AuditCase]:
     6     GRR k = 13, ε = 1: keep = a/2^45
     7     yes/no at ε = 0.5 and 2, GRR k = 5 and OUE at ε = 1; Duchi 0-50 (Python);
           subset selection k = 8, ε = 1 (the truth kept with p = a/2^m, then
-          partial Fisher-Yates draws below 7, 6)
+          partial Fisher-Yates draws below 7, 6); piecewise 0-10, ε = 1
     8     Duchi 0-50 (browser); Duchi 1-800000 at min and max (Python)
     9     OUE, ε = 9: q = a/2^65
     10    Duchi 0-1000000, ε = 1: 2^55·10⁶ (answer 1 in Python)
@@ -571,7 +572,7 @@ def shipped_cases() -> list[AuditCase]:
     one = Fraction(1)
     grr, oue = GeneralizedRandomizedResponse.from_epsilon, OptimizedUnaryEncoding.from_epsilon
     laplace, duchi = DiscreteLaplace.from_epsilon, DuchiBinary.from_epsilon
-    subsets = SubsetSelection.best_for
+    subsets, piecewise = SubsetSelection.best_for, DiscretePiecewise.best_for
     return [
         AuditCase("yes/no, fair coins (ε = ln 3)", yes_no_mechanism(None), (True, False)),
         AuditCase("yes/no, ε = 0.5", yes_no_mechanism(Fraction("0.5")), (True, False)),
@@ -594,6 +595,7 @@ def shipped_cases() -> list[AuditCase]:
             (0,),
         ),
         AuditCase("Duchi, 0-50, ε = 1", duchi(0, 50, one), (0, 50)),
+        AuditCase("piecewise, 0-10, ε = 1", piecewise(0, 10, one), (0, 10)),
         AuditCase(
             "Duchi, 0-1000000, ε = 1",
             duchi(0, 1_000_000, one),

@@ -906,7 +906,8 @@ def test_bad_epsilon_in_json(written: str, got: str) -> None:
         (
             "    max: 50\n",
             "    max: 50\n    mechanism: grr\n",
-            "s.yaml:20: questions[2].mechanism: must be one of: auto, laplace, duchi (got 'grr')",
+            "s.yaml:20: questions[2].mechanism: must be one of: auto, laplace, duchi, piecewise "
+            "(got 'grr')",
         ),
         (
             "mechanism: grr",
@@ -974,7 +975,8 @@ def test_bad_sensitive_required_and_mechanism_in_yaml(old: str, new: str, expect
         (
             '"max": 50',
             '"max": 50, "mechanism": "oue"',
-            "s.json:11: questions[2].mechanism: must be one of: auto, laplace, duchi (got 'oue')",
+            "s.json:11: questions[2].mechanism: must be one of: auto, laplace, duchi, piecewise "
+            "(got 'oue')",
         ),
         (
             '"epsilon": 0.5',

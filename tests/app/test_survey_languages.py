@@ -279,7 +279,7 @@ def test_the_generated_yaml_names_the_mechanism_auto_chose(db: sqlite_utils.Data
     stored = store_survey(db, parse_definition(TWO_LANGUAGES))
     db.execute("UPDATE surveys SET source = NULL")
     generated = parse_definition(survey_source(db, stored))
-    assert [q.mechanism for q in generated.questions] == ["grr", "duchi"]
+    assert [q.mechanism for q in generated.questions] == ["grr", "piecewise"]
     assert generated.translations == {"ko": SurveyTexts("수면")}
     assert generated.questions[0].translations == {
         "ko": QuestionTexts("얼마나 자주?", ("전혀", "매일"))

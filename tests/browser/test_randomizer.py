@@ -30,6 +30,7 @@ from scipy.stats import chi2
 from survey_app.cli.audit import browser_modules
 from survey_app.privacy import MECHANISMS
 from survey_app.privacy.audit import browser_value, chi_square_fit, mechanism_name, shipped_cases
+from survey_app.privacy.mechanisms.piecewise import DiscretePiecewise
 from survey_app.served_scripts import served_script
 from tests.support.browser import one_post, watch
 from tests.support.paths import ROOT
@@ -447,6 +448,7 @@ DESIGN = {
     "tool": subsets(12, 11, Fraction(0)),  # every option but the true one
     "drinks": laplace(0, 30, Fraction(1, 50)),
     "income": duchi(0, 100, Fraction(1)),  # max → always 1
+    "score": DiscretePiecewise.best_for(0, 10, Fraction(1)).parameters(),
     "skipped": two_coin(Fraction(1, 2), Fraction(1, 2)),  # optional, left unanswered
 }
 
@@ -479,6 +481,7 @@ def survey_html(design: Mapping[str, Any] | None, scripts: list[str]) -> str:
 <div class="js-swap" hidden><input type="number" name="drinks" min="0" max="30" step="1"
  disabled required></div>
 <input type="number" name="income" min="0" max="100" step="1" required>
+<input type="number" name="score" min="0" max="10" step="1" required>
 {radios("year", ["0", "1", "2"])}
 <input type="number" name="age" min="16" max="99" step="1" required>
 {radios("skipped", ["y", "n"], required=False)}
@@ -488,7 +491,7 @@ def survey_html(design: Mapping[str, Any] | None, scripts: list[str]) -> str:
 
 
 TRUE_ANSWERS = {"cheated": "n", "drug": "0", "colour": "2", "tool": "3", "year": "1"}
-TRUE_NUMBERS = {"drinks": "12", "income": "100", "age": "33"}
+TRUE_NUMBERS = {"drinks": "12", "income": "100", "score": "4", "age": "33"}
 
 
 #: The modules of the mechanisms in DESIGN, as static/ names: every registered mechanism's.
@@ -555,6 +558,10 @@ def test_the_form_sends_only_reports_and_plain_answers(survey_page: Any) -> None
     assert fields["colour"] == "1101"
     assert fields["tool"] == ",".join(f"{option:02}" for option in range(12) if option != 3)
     assert fields["income"] == "1"
+    score = DiscretePiecewise.best_for(0, 10, Fraction(1))
+    assert re.fullmatch(r"[0-9]{17}", fields["score"]) and score.probability(
+        int(fields["score"]), 4
+    )
     assert re.fullmatch(r"-[0-9]{16}|[0-9]{17}", fields["drinks"]), fields["drinks"]
     # Plain questions as entered (numbers padded); skipped optional ones not at all.
     assert fields["year"] == "1" and fields["age"] == "00000000000000033"

@@ -57,13 +57,15 @@ from survey_app.privacy.audit import (
     shipped_cases,
 )
 from survey_app.privacy.choosing import choice_mechanism, number_mechanism
-from survey_app.privacy.coins import ONE, SECURE, RandomSource, bernoulli
+from survey_app.privacy.coins import ONE, SECURE, RandomSource, bernoulli, uniform_below
 from survey_app.privacy.mechanisms import (
     MECHANISM_NAMES,
     DiscreteLaplace,
+    DiscretePiecewise,
     GeneralizedRandomizedResponse,
     SubsetSelection,
 )
+from survey_app.served_scripts import minify
 
 CHROMIUM = Path("/usr/bin/chromium")
 SKIP_VARIABLE = "SURVEY_APP_SKIP_BROWSER"
@@ -86,9 +88,9 @@ def case(label: str) -> AuditCase:
 
 
 def broken_script(old: str, new: str) -> str:
-    """The shipped browser modules, joined, with ``old`` (which must occur exactly once)
-    made ``new``."""
-    source = browser_source()
+    """The shipped browser modules, joined as served (minified), with ``old`` (a statement
+    as written in the source, which must occur exactly once) made ``new``."""
+    source, old = browser_source(), minify(old)
     assert source.count(old) == 1, (
         f"the browser modules no longer contain {old!r} exactly once: update this test's "
         "edit so it still breaks the same step of the shipped samplers"
@@ -492,6 +494,42 @@ def test_a_subset_sampler_that_includes_the_truth_too_often_fails_in_the_browser
     report = run_audit(
         [case("subset selection, k = 8, ε = 1")], 10_000, python=False, script=script
     )
+    (result,) = only(report, BROWSER)
+    assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
+
+
+@dataclass(frozen=True)
+class WindowTooLikely(DiscretePiecewise):
+    """Claims its own ratio R but samples with 2R: a report in the answer's window twice
+    as likely, against the ones outside it, as the claimed ε allows."""
+
+    def randomize(self, value: int, source: RandomSource = SECURE) -> int:
+        d = value - self.min
+        if not bernoulli(self.piecewise_share, source):  # Duchi's part as shipped
+            return self.high if bernoulli(self._high_chance(d), source) else self.low
+        start, heavy = self.step * d, 2 * self.ratio * self.width
+        if bernoulli(heavy / (heavy + self.outputs - self.width), source):
+            return start + uniform_below(self.width, source)
+        other = uniform_below(self.outputs - self.width, source)
+        return other if other < start else other + self.width
+
+
+def test_a_piecewise_sampler_with_a_too_likely_window_fails_in_python() -> None:
+    shipped = case("piecewise, 0-10, ε = 1").mechanism
+    assert isinstance(shipped, DiscretePiecewise)
+    broken = WindowTooLikely(**vars(shipped))
+    assert broken.epsilon == shipped.epsilon  # the claim is unchanged
+    report = run_audit([AuditCase("window too likely", broken, (0, 10))], 20_000, browser=False)
+    (result,) = only(report, PYTHON)
+    assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
+
+
+@pytest.mark.browser
+def test_a_piecewise_sampler_with_a_too_likely_window_fails_in_the_browser(
+    chromium: None,
+) -> None:
+    script = broken_script("bern(w * a, total)", "bern(2n * w * a, total + w * a)")
+    report = run_audit([case("piecewise, 0-10, ε = 1")], 20_000, python=False, script=script)
     (result,) = only(report, BROWSER)
     assert result.fit_rejected and result.epsilon_exceeded, format_report(report)
 

@@ -23,9 +23,9 @@ from benchmarks.number_mechanisms import (
 )
 from survey_app.privacy import MECHANISMS, number_mechanism
 from survey_app.privacy.coins import RandomSource
-from survey_app.privacy.mechanisms import UNWIRED
+from survey_app.privacy.mechanisms._piecewise_design import Window
 from survey_app.privacy.mechanisms._ranges import MEAN_CELLS
-from survey_app.privacy.mechanisms.piecewise import DiscretePiecewise, _Window
+from survey_app.privacy.mechanisms.piecewise import DiscretePiecewise
 from survey_app.privacy.rationals import within_epsilon
 from tests.privacy.test_subset_selection import exact_distribution
 from tests.support.paths import ROOT
@@ -50,7 +50,7 @@ SMALL_DESIGNS = [
 
 
 def _small(span: int, step: int, width: int, ratio: Fraction, share: Fraction) -> DiscretePiecewise:
-    high = _Window(span, step, width, ratio).top()
+    high = Window(span, step, width, ratio).top()
     return DiscretePiecewise(0, span, step, width, ratio, share, high)
 
 
@@ -160,7 +160,7 @@ def test_a_wide_range_without_duchi_is_wang_et_al_s_piecewise_mechanism() -> Non
     for epsilon in (1.0, 4.0):
         ratio = Fraction(math.exp(epsilon))
         width = round(span * math.exp(-epsilon / 2))
-        window = _Window(span, 1, width, ratio)
+        window = Window(span, 1, width, ratio)
         mechanism = DiscretePiecewise(0, span, 1, width, ratio, Fraction(1), window.top())
         for x in (0, span // 4, span // 2, span):
             formula = piecewise_formula(epsilon, span, x)
@@ -227,28 +227,32 @@ def test_auto_is_within_five_percent_of_the_best_known_worst_case(span: int, eps
     """Against discrete Laplace, Duchi, this mechanism, and Wang et al.'s continuous PM and
     HM formulas: auto's pick (with the unwired mechanisms) at most 1.05× the least
     worst-answer variance."""
-    chosen = number_mechanism(0, span, Fraction(epsilon), include_unwired=True)
+    chosen = number_mechanism(0, span, Fraction(epsilon))
     figures = variances(epsilon, span)
     assert worst_answer(figures[chosen.name], span) <= 1.05 * best_known(epsilon, span)
     assert chosen.epsilon <= float(epsilon)
 
 
 def test_the_issue_case_uniform_truth_at_epsilon_4_on_0_to_50() -> None:
-    """Today's pick (Laplace) has 3.6× the noise of continuous PM for a uniform truth.
-    The discrete mechanism, built for the worst answer, has 3.2× less than Laplace there
-    (PM is 11% better for this one truth, 1.4× worse at its worst answer), and auto takes
-    it when allowed."""
+    """auto's pick before this mechanism (Laplace) has 3.6× the noise of continuous PM for
+    a uniform truth. The discrete mechanism, built for the worst answer, has 3.2× less
+    than Laplace there (PM is 11% better for this one truth, 1.4× worse at its worst
+    answer), and auto takes it."""
     figures = variances("4", 50)
     uniform = reference_truths(50)["uniform"]
 
     def noise(name: str) -> float:
         return float(sum(weight * figures[name](x) for x, weight in uniform))
 
-    assert number_mechanism(0, 50, Fraction(4)).name == "discrete_laplace"
+    before = min(  # auto's pick before the piecewise mechanism
+        (number_mechanism(0, 50, Fraction(4), name) for name in ("laplace", "duchi")),
+        key=lambda mechanism: mechanism.auto_score,
+    )
+    assert before.name == "discrete_laplace"
     assert round(noise("discrete_laplace") / noise("continuous_pm"), 1) == 3.6
     assert round(noise("discrete_laplace") / noise("piecewise"), 1) == 3.2
     assert worst_answer(figures["continuous_pm"], 50) > 1.4 * worst_answer(figures["piecewise"], 50)
-    assert number_mechanism(0, 50, Fraction(4), include_unwired=True).name == "piecewise"
+    assert number_mechanism(0, 50, Fraction(4)).name == "piecewise"
 
 
 def test_the_search_finds_the_exhaustive_best_design() -> None:
@@ -257,8 +261,8 @@ def test_the_search_finds_the_exhaustive_best_design() -> None:
     for span, epsilon in [(2, "1"), (3, "4")]:
         chosen = DiscretePiecewise.best_for(0, span, Fraction(epsilon))
         best = min(
-            _Window(span, step, width, chosen.ratio).worst(
-                _Window(span, step, width, chosen.ratio).top(), chosen.piecewise_share
+            Window(span, step, width, chosen.ratio).worst(
+                Window(span, step, width, chosen.ratio).top(), chosen.piecewise_share
             )
             for step in range(1, 17)
             for width in range(1, 3 * span * step + 1)
@@ -266,13 +270,11 @@ def test_the_search_finds_the_exhaustive_best_design() -> None:
         assert chosen.worst_answer_variance <= float(best) * 1.001
 
 
-def test_a_survey_file_cannot_ask_for_it_yet() -> None:
-    with pytest.raises(ValueError, match="must be one of auto, laplace, duchi$"):
-        number_mechanism(0, 10, Fraction(4), "piecewise")
-    assert number_mechanism(0, 10, Fraction(4), "piecewise", include_unwired=True).name == (
-        "piecewise"
-    )
-    assert DiscretePiecewise not in MECHANISMS and UNWIRED[-1] is DiscretePiecewise
+def test_a_survey_file_can_ask_for_it() -> None:
+    assert number_mechanism(0, 10, Fraction(4), "piecewise").name == "piecewise"
+    assert DiscretePiecewise in MECHANISMS
+    with pytest.raises(ValueError, match="must be one of auto, laplace, duchi, piecewise$"):
+        number_mechanism(0, 10, Fraction(4), "hybrid")
 
 
 @pytest.mark.parametrize("truth", ["middle", "uniform", "maximum"])
