@@ -429,28 +429,40 @@ def _sum_mean(
     count_noise: float,
     confidence: float,
 ) -> MeanEstimate:
-    """The mean answer from a noisy clipped sum S̃ among ñ reports: centre + S̃/ñ, and every
-    mean the score test keeps, (S̃ - θñ)² ≤ z²(ñσ² + V_S + θ²V_n) with θ = mean - centre
-    and σ² the largest variance one report can have (``worst_case_variance``: the
-    answers' widest spread plus the mechanism's noise; clipping, a contraction, only
-    lowers it). As for shares, a mean beyond [min, max] is evaluated at that end, which
-    only widens, and the interval is kept inside [min, max]. Clipped reports are taken as
-    unbiased (``DiscreteLaplace.central_counting`` says why that is safe).
+    """The mean answer from a noisy clipped sum S̃ of reports less ``centre`` among ñ
+    reports. In report units the mean report is centre + S̃/ñ, and every mean the score
+    test keeps, (S̃ - θñ)² ≤ z²(ñσ² + V_S + θ²V_n) with θ = mean - centre and σ² the
+    largest variance one report can have (``worst_case_variance``, in answer units, over
+    value_scale²: the answers' widest spread plus the mechanism's noise; clipping, a
+    contraction, only lowers it). Each end maps to the answer's scale as every report
+    does, value_offset + value_scale·report (the identity for discrete Laplace, whose
+    reports are answers plus noise). As for shares, a mean beyond [min, max] is evaluated
+    at that end, which only widens, and the interval is kept inside [min, max]. Clipped
+    reports are taken as unbiased (``DiscreteLaplace.central_counting`` says why that is
+    safe).
     """
+    offset, scale = mechanism.value_offset, mechanism.value_scale
+
+    def answer(report: float) -> float:
+        return offset + scale * (centre + report)
+
     n = float(noisy_n)
-    lowest, highest = mechanism.min - centre, mechanism.max - centre
+    lowest = (mechanism.min - offset) / scale - centre
+    highest = (mechanism.max - offset) / scale - centre
     rate = min(max(noisy_sum / n, lowest), highest)
-    variance = mechanism.worst_case_variance
+    variance = mechanism.worst_case_variance / (scale * scale)
     bounds = _score_bounds(rate * n, n, confidence, (variance, 0.0, 0.0), report_noise, count_noise)
     low, high = (lowest, highest) if bounds is None else bounds
-    std_error = math.sqrt(variance / n + (report_noise + rate * rate * count_noise) / (n * n))
-    unclipped = centre + noisy_sum / n
+    std_error = scale * math.sqrt(
+        variance / n + (report_noise + rate * rate * count_noise) / (n * n)
+    )
+    unclipped = answer(noisy_sum / n)
     return MeanEstimate(
         point=min(max(unclipped, mechanism.min), mechanism.max),
         unclipped=unclipped,
         std_error=std_error,
-        low=centre + max(low, lowest),
-        high=centre + min(high, highest),
+        low=max(answer(low), mechanism.min),
+        high=min(answer(high), mechanism.max),
         confidence=confidence,
     )
 

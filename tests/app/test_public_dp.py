@@ -13,7 +13,7 @@ import json
 import math
 import re
 import sys
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from fractions import Fraction
@@ -31,6 +31,7 @@ from survey_app.privacy import (
     FAIR_COINS,
     SECURE,
     DiscreteLaplace,
+    DiscretePiecewise,
     DuchiBinary,
     GeneralizedRandomizedResponse,
     Mechanism,
@@ -41,10 +42,12 @@ from survey_app.privacy import (
 from survey_app.privacy.central import (
     decimal_text,
     question_noise,
+    release_question,
     release_sensitive_estimates,
     tally_reports,
 )
 from survey_app.privacy.coins import discrete_laplace
+from survey_app.privacy.means import MeanEstimate
 from survey_app.storage.database import MIGRATIONS, write_transaction
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, get_survey, store_survey
@@ -72,6 +75,7 @@ MECHANISMS: dict[str, Mechanism] = {
     "Duchi": DuchiBinary.from_epsilon(0, 4, 1),
     # A large local ε keeps the honest range small enough to enumerate (B = 8).
     "discrete Laplace": DiscreteLaplace.from_epsilon(0, 2, 10),
+    "piecewise": DiscretePiecewise.best_for(0, 3, 2),  # reports 0-74
 }
 
 
@@ -433,3 +437,19 @@ def test_estimates_stored_before_the_noise_are_named_exact(tmp_path: Path) -> No
     assert snapshot["exact_figures"] == ["exact-estimates"]
     assert snapshot["figures"][0]["kind"] == "exact-estimates"
     assert "Not covered: the estimates of the sensitive questions" in page(app).decode()
+
+
+def test_a_piecewise_mean_is_released_on_the_answers_scale() -> None:
+    """Its reports sum in report units; the release maps the mean and its interval back
+    through value_offset and value_scale (leaving them out leaves it in report units)."""
+    import numpy as np
+
+    mechanism = DiscretePiecewise.best_for(0, 50, 4)
+    rng = np.random.default_rng(3)
+    answers = rng.integers(0, 51, 20_000) * (rng.random(20_000) < 0.2)  # mostly zero
+    stored = Counter(int(report) for report in mechanism.simulate(answers, rng))
+    released = release_question(mechanism, tally_reports(mechanism, stored), 10, source=Seeded(1))
+    (mean,) = released.estimates
+    assert isinstance(mean, MeanEstimate)
+    assert mean.low <= answers.mean() <= mean.high
+    assert abs(mean.point - answers.mean()) < 5 * mean.std_error < 1

@@ -30,6 +30,7 @@ from survey_app.domain.survey_limits import (
 from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.privacy import (
     DiscreteLaplace,
+    DiscretePiecewise,
     DuchiBinary,
     Estimate,
     MeanEstimate,
@@ -333,6 +334,7 @@ WORKED = {
     "subset_selection": choice_mechanism(8, Fraction(1), "subset"),
     "discrete_laplace": number_mechanism(0, 10, Fraction(1), "laplace"),
     "duchi_binary": number_mechanism(0, 10, Fraction(1), "duchi"),
+    "piecewise": number_mechanism(0, 10, Fraction(1), "piecewise"),
 }
 
 
@@ -356,7 +358,7 @@ def test_the_influence_is_what_the_estimator_moves(name: str) -> None:
     mechanism = WORKED[name]
     low, high = mechanism.report_range()
     moved: list[MeanEstimate | Estimate | None]
-    if isinstance(mechanism, DiscreteLaplace | DuchiBinary):
+    if isinstance(mechanism, DiscreteLaplace | DuchiBinary | DiscretePiecewise):
         others = 7 * (N - 1)  # any sum of the other reports
         offset, scale = mechanism.value_offset, mechanism.value_scale
         moved = [

@@ -316,15 +316,18 @@ class DiscretePiecewise(MechanismDefaults):
         return MEAN_CELLS
 
     def central_counting(self) -> CentralCounting:
-        """One count, the reports summed around the centre of their range; a report moves
-        it by at most the farther end. The sum is in report units: a release's mean must
-        decode it through ``value_offset`` and ``value_scale`` (``privacy.central`` reads
-        a summed count on the answer's scale today, so wiring this mechanism in must teach
-        it that)."""
+        """One count, the reports summed around the centre of their range, each clipped to
+        that range (an old database may hold a forged report from before reports were
+        checked), so one report moves the sum by at most the farther end. The sum is in
+        report units: ``privacy.central`` maps a mean through value_offset and value_scale."""
         low, high = self.report_range()
         centre = (low + high) // 2
         reach = max(centre - low, high - centre)
-        return CentralCounting(1, lambda report: (int(report) - centre,), reach, reach, centre)
+
+        def contribution(report: int | str) -> tuple[int]:
+            return (min(max(int(report), low), high) - centre,)
+
+        return CentralCounting(1, contribution, reach, reach, centre)
 
     def export_cells(self, stored: int | str, options: Sequence[str]) -> list[object]:
         """The report mapped to the answer's scale: its mean is unbiased."""
