@@ -41,12 +41,14 @@ from scipy.special import betaincinv, chdtrc
 
 from .mechanisms import (
     MECHANISMS,
+    UNWIRED,
     DiscreteLaplace,
     DiscretePiecewise,
     DuchiBinary,
     GeneralizedRandomizedResponse,
     Mechanism,
     OptimizedUnaryEncoding,
+    SampledOption,
     SubsetSelection,
 )
 from .wire import ReportFormat
@@ -69,8 +71,10 @@ def mechanism_name(mechanism: Mechanism) -> str:
 
 
 def _report_format(name: str) -> ReportFormat:
-    """How the browser writes the reports of the mechanism stored as ``name``."""
-    return next(mechanism.report_format for mechanism in MECHANISMS if mechanism.name == name)
+    """How the browser writes the reports of the mechanism stored as ``name`` (an unwired
+    one's too, so its case can be audited before it is offered)."""
+    known = MECHANISMS + UNWIRED
+    return next(mechanism.report_format for mechanism in known if mechanism.name == name)
 
 
 def report_key(name: str, report: Any) -> str:
@@ -609,3 +613,16 @@ def shipped_cases() -> list[AuditCase]:
             (1, 2, 800_000),
         ),
     ]
+
+
+def tick_all_cases() -> list[AuditCase]:
+    """Tick all that apply, one sampled option: not shipped yet (``mechanisms.UNWIRED``),
+    so not in ``shipped_cases``; it joins them when the type is wired in.
+
+    Its answers are sets, and a leak would show between sets of different sizes: none
+    ticked, one, and all five. The report's chance differs only through p (a rational
+    a/2^m, 7 bytes at ε = 1) and the drawn option (below 5, one byte).
+    """
+    answers = ((0, 0, 0, 0, 0), (1, 0, 0, 0, 0), (1, 1, 1, 1, 1))
+    sampled = SampledOption.from_epsilon(5, Fraction(1))
+    return [AuditCase("tick all that apply, sampled option, k = 5, ε = 1", sampled, answers)]

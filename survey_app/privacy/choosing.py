@@ -23,6 +23,9 @@ mechanism would actually sample:
   variance of all three from ε ≈ 0.6 (0.71× the best continuous formula's at ε = 4, and
   3.2× less than Laplace's on 0-50); not yet wired, so weighed only with
   ``include_unwired`` too.
+- tick all that apply: a rare option's variance per report, as for a choice. One
+  mechanism so far, one sampled option with randomized response (also unwired): coins on
+  every option at ε/k never beat it there (``mechanisms/sampled_option.py``).
 """
 
 from __future__ import annotations

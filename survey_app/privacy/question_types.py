@@ -1,4 +1,5 @@
-"""What a respondent's answer is: yes or no, one of k options, or a whole number in a range.
+"""What a respondent's answer is: yes or no, one of k options, the options ticked among k
+("tick all that apply"), or a whole number in a range.
 
 Each mechanism takes one kind of answer (``question_type`` on its class). The members are
 ``StrEnum``s, so a stored question's type, a survey file's ``type:`` and the export are
@@ -25,6 +26,8 @@ class QuestionType(enum.StrEnum):
     YES_NO = "yes_no"
     CHOICE = "choice"
     NUMBER = "number"
+    #: Tick all that apply: any set of the k options, none of them included.
+    MULTIPLE = "multiple"
 
     @property
     def is_yes_no(self) -> bool:
@@ -41,7 +44,7 @@ class QuestionType(enum.StrEnum):
     @property
     def has_options(self) -> bool:
         """Whether a question of this kind lists its options (and k is their count)."""
-        return self is QuestionType.CHOICE
+        return self in (QuestionType.CHOICE, QuestionType.MULTIPLE)
 
     @property
     def has_range(self) -> bool:
@@ -90,20 +93,25 @@ _ANSWER_FORMATS = {
     QuestionType.YES_NO: ReportFormat.YES_NO,
     QuestionType.CHOICE: ReportFormat.OPTION,
     QuestionType.NUMBER: ReportFormat.INTEGER,
+    # One character per option, ticked or not: every set, the empty one too, posts alike.
+    QuestionType.MULTIPLE: ReportFormat.BITS,
 }
 _BUILDER_LABELS = {
     QuestionType.YES_NO: lazy_gettext("Yes or no"),
     QuestionType.CHOICE: lazy_gettext("One of several options"),
     QuestionType.NUMBER: lazy_gettext("A whole number in a range"),
+    QuestionType.MULTIPLE: lazy_gettext("Tick all that apply"),
 }
 _ADD_LABELS = {
     QuestionType.YES_NO: lazy_gettext("Add a yes/no question"),
     QuestionType.CHOICE: lazy_gettext("Add a choice question"),
     QuestionType.NUMBER: lazy_gettext("Add a number question"),
+    QuestionType.MULTIPLE: lazy_gettext("Add a tick-all-that-apply question"),
 }
 _MECHANISMS_LABELS = {
     QuestionType.CHOICE: lazy_gettext("For choice questions"),
     QuestionType.NUMBER: lazy_gettext("For number questions"),
+    QuestionType.MULTIPLE: lazy_gettext("For tick-all-that-apply questions"),
 }
 
 

@@ -19,6 +19,7 @@ from .oue import OptimizedUnaryEncoding
 from .piecewise import DiscretePiecewise
 from .plain_choice import PlainChoice
 from .plain_number import PlainNumber
+from .sampled_option import SampledOption
 from .subset_selection import SubsetSelection
 from .two_coin import FAIR_COINS, MECHANISM_NAME, TwoCoinDesign
 
@@ -39,7 +40,7 @@ MECHANISMS: tuple[type[Mechanism], ...] = (
 #: registered ones, so that their accuracy can be compared before they are offered. Wiring
 #: one in moves it into ``MECHANISMS``, where ``tests/app/test_mechanism_modules.py``
 #: then asks for the rest of "Adding a mechanism".
-UNWIRED: tuple[type[Mechanism], ...] = ()
+UNWIRED: tuple[type[Mechanism], ...] = (SampledOption,)
 #: Every stored mechanism name, in registry order, each once.
 MECHANISM_NAMES = tuple(dict.fromkeys(mechanism.name for mechanism in MECHANISMS))
 #: What a survey file writes to let the app pick the more accurate mechanism.
@@ -98,6 +99,7 @@ __all__ = [
     "PlainChoice",
     "PlainNumber",
     "ProportionMechanism",
+    "SampledOption",
     "SubsetSelection",
     "TwoCoinDesign",
     "UNWIRED",
