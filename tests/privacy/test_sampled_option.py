@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -125,7 +125,7 @@ class DrawsFromTheTicked(SampledOption):
     """Claims the honest ε but draws the option among the ticked ones when there are any,
     then reports it "ticked" with p: the drawn option and bit give |S| > 0 away."""
 
-    def randomize(self, value: tuple[int, ...], source: RandomSource = SECURE) -> tuple[int, int]:
+    def randomize(self, value: Sequence[int], source: RandomSource = SECURE) -> tuple[int, int]:
         ticked = [index for index, bit in enumerate(self.ticked(value)) if bit]
         if not ticked:
             return super().randomize(value, source)
@@ -170,6 +170,7 @@ def test_the_audit_passes_the_honest_sampler_and_fails_one_revealing_the_number_
     honest = run_audit([case], 3_000, browser=False)
     assert honest.passed, format_report(honest)
     mechanism = case.mechanism
+    assert isinstance(mechanism, SampledOption)
     broken = DrawsFromTheTicked(mechanism.k, mechanism.keep_probability)
     assert broken.epsilon == mechanism.epsilon  # the claim is unchanged
     report = run_audit([AuditCase("reveals |S|", broken, case.values)], 3_000, browser=False)
@@ -263,7 +264,8 @@ def test_simulated_shares_are_unbiased_with_the_stated_variance() -> None:
 
 def test_an_option_no_report_was_about_has_no_estimate() -> None:
     mechanism = SampledOption.from_epsilon(3, Fraction(1))
-    estimate = estimate_ticked([200, 0, 100], [100, 0, 40], *map(float, mechanism.exact_rates))
+    p_true, p_false = map(float, mechanism.exact_rates)
+    estimate = estimate_ticked([200, 0, 100], [100, 0, 40], p_true, p_false)
     assert estimate is not None and estimate.options[1] is None and estimate.about[1] == 0
     first = estimate.options[0]
     joint = estimate.simultaneous[0]
