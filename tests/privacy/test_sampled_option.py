@@ -193,7 +193,8 @@ def test_given_the_reports_about_an_option_its_share_is_unbiased_with_the_stated
     """From the exact distribution: a respondent drawn from a population where a share
     π ticks option 1 reports (1, 1) with chance (1/k)·λ, λ = (1 - p) + (2p - 1)π; so
     given n_j reports about it, c_j is Binomial(n_j, λ), and summing over c_j gives
-    E[π̂] = π and Var[π̂] = ``conditional_variance`` exactly."""
+    E[π̂] = π and Var[π̂] = ``conditional_variance`` exactly, π̂ inverting
+    ``exact_rates`` as ``ticked_shares`` does."""
     mechanism = SampledOption.from_epsilon(3, Fraction(1))
     p = mechanism.keep_probability
     with_tick, without = (1, 1, 0), (0, 0, 1)
@@ -207,8 +208,9 @@ def test_given_the_reports_about_an_option_its_share_is_unbiased_with_the_stated
     )
     rate = ticked / about
     assert about == Fraction(1, 3) and rate == (1 - p) + (2 * p - 1) * share
+    p_true, p_false = mechanism.exact_rates  # what the estimator inverts
     for n_j in (1, 2, 7):
-        estimates = {c: (Fraction(c, n_j) - (1 - p)) / (2 * p - 1) for c in range(n_j + 1)}
+        estimates = {c: (Fraction(c, n_j) - p_false) / (p_true - p_false) for c in range(n_j + 1)}
         mean = sum(_binomial(n_j, rate, c) * e for c, e in estimates.items())
         second = sum(_binomial(n_j, rate, c) * e**2 for c, e in estimates.items())
         assert mean == share
