@@ -12,10 +12,10 @@ TLS does not hide) says nothing about which answer it carries: yes/no as one cha
 an option as its index zero-padded to the width of the largest, unary bits one character
 each, a set of options as its indexes so padded and joined by commas (every set of one
 question has the same size), a sampled option as its padded index, ":" and its bit, and
-the numbers the browser sends as ``NUMBER_WIDTH`` = 17
-characters (a leading "-" or "0", then 16 digits: every honest report fits, since the
-widest report_range a survey file allows, bounds at ±10^9 with Δ = 10^6 at ε = 0.01,
-reaches ±5,158,883,083). Duchi's bit is fixed-width already.
+the numbers the browser sends as ``NUMBER_WIDTH`` = 17 characters (a leading "-" or "0",
+then 16 digits: every honest report fits, since the widest report_range a survey file
+allows, bounds at ±10^9 with Δ = 10^6 at ε = 0.01, reaches ±5,158,883,083). Duchi's bit
+is fixed-width already.
 """
 
 from __future__ import annotations
