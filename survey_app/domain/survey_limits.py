@@ -11,7 +11,7 @@ import re
 from fractions import Fraction
 
 from survey_app.privacy import QuestionType
-from survey_app.privacy.mechanisms import AUTO, file_names
+from survey_app.privacy.mechanisms import AUTO, file_names, randomized
 
 #: Keys a definition may have, in documentation order; True marks the required ones.
 SURVEY_KEYS = {
@@ -41,7 +41,9 @@ QUESTION_KEYS = {
 }
 #: Question types the app can collect (``privacy.question_types``): yes/no, one of a list
 #: of options, a whole number between min and max.
-QUESTION_TYPES = tuple(QuestionType)
+#: The kinds a survey may ask: those with a registered mechanism (a kind whose mechanism
+#: is still in ``mechanisms.UNWIRED`` waits).
+QUESTION_TYPES = tuple(kind for kind in QuestionType if randomized(kind))
 # open: anyone with the survey's address, once per browser; invitation: single-use links.
 ACCESS_MODES = ("open", "invitation")
 DEFAULT_QUESTION_TYPE = QuestionType.YES_NO

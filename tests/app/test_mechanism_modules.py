@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from babel.messages.pofile import read_po
 
+from survey_app.domain.survey_limits import QUESTION_TYPES
 from survey_app.privacy import (
     MECHANISMS,
     AnswerSpace,
@@ -266,6 +267,6 @@ def test_the_registry_names_each_mechanism_once() -> None:
     assert len(set(file_names)) == len(file_names)
     randomized = [m.name for m in MECHANISMS if m.randomized]
     assert len(set(randomized)) == len(randomized)
-    for kind in (kind for kind in QuestionType if not kind.always_randomized):
+    for kind in (kind for kind in QUESTION_TYPES if not kind.always_randomized):
         plain = mechanism_for(SPACES[kind], None, sensitive=False)
         assert not plain.randomized and plain.question_type is kind
