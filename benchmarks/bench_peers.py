@@ -672,6 +672,50 @@ def z_score(measured: Measured, formula: float) -> float:
 # --------------------------------------------------------------------------- the grid
 
 
+def app_best(k: int, epsilon: str, shares: Shares) -> tuple[str, float]:
+    """The app's best mechanism for this truth's summed MSE (GRR, OUE, subset selection
+    at every ω), per report. For support estimators the summed MSE is
+    k·q(1 - q)/(p - q)² + (1 - 2q)/(p - q) - Σπ²: the truth enters only through Σπ²,
+    the same for all, so this is also the pick by the variance at the uniform share 1/k."""
+    from survey_app.privacy import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
+    from survey_app.privacy.mechanisms.subset_selection import SubsetSelection
+
+    eps = Fraction(epsilon)
+    candidates: dict[str, Any] = {
+        "generalized_randomized_response": GeneralizedRandomizedResponse.from_epsilon(k, eps),
+        "optimized_unary_encoding": OptimizedUnaryEncoding.from_epsilon(k, eps),
+    }
+    for size in range(2, k):
+        candidates[f"subset_selection ω={size}"] = SubsetSelection.from_epsilon(k, eps, size)
+    errors = {
+        name: Support(*map(float, mechanism.exact_rates)).mse(shares)
+        for name, mechanism in candidates.items()
+    }
+    best = min(errors, key=errors.__getitem__)
+    return best, errors[best]
+
+
+def analytic_point(k: int, epsilon: str, truth: str, n: int) -> dict[str, Any]:
+    """auto's exact MSE over every peer mechanism's, and the best of them."""
+    shares = true_shares(truth, k)
+    auto_name, auto = auto_design(k, epsilon)
+    peers = {peer.key: peer.design(k, float(epsilon)).mse(shares) / n for peer in PEER_MECHANISMS}
+    best = min(peers, key=peers.__getitem__)
+    app_name, app_mse = app_best(k, epsilon, shares)
+    return {
+        "k": k,
+        "epsilon": epsilon,
+        "truth": truth,
+        "auto": auto_name,
+        "auto_mse": auto.mse(shares) / n,
+        "peer_mse": peers,
+        "best_peer": best,
+        "ratio": auto.mse(shares) / n / peers[best],
+        "app_best": app_name,
+        "app_best_ratio": app_mse / n / peers[best],
+    }
+
+
 def measure_point(point: dict[str, Any], runs: int, app_runs: int, seed: int, n: int) -> None:
     """The measured ratio: auto (app) and the best peer (its library) on the same runs;
     and auto alone over ``app_runs`` runs against its formula."""
@@ -735,50 +779,6 @@ def validate(scale: float, seed: int, n: int) -> list[dict[str, Any]]:
                 file=sys.stderr,
             )
     return rows
-
-
-def app_best(k: int, epsilon: str, shares: Shares) -> tuple[str, float]:
-    """The app's best mechanism for this truth's summed MSE (GRR, OUE, subset selection
-    at every ω), per report. For support estimators the summed MSE is
-    k·q(1 - q)/(p - q)² + (1 - 2q)/(p - q) - Σπ²: the truth enters only through Σπ²,
-    the same for all, so this is also the pick by the variance at the uniform share 1/k."""
-    from survey_app.privacy import GeneralizedRandomizedResponse, OptimizedUnaryEncoding
-    from survey_app.privacy.mechanisms.subset_selection import SubsetSelection
-
-    eps = Fraction(epsilon)
-    candidates: dict[str, Any] = {
-        "generalized_randomized_response": GeneralizedRandomizedResponse.from_epsilon(k, eps),
-        "optimized_unary_encoding": OptimizedUnaryEncoding.from_epsilon(k, eps),
-    }
-    for size in range(2, k):
-        candidates[f"subset_selection ω={size}"] = SubsetSelection.from_epsilon(k, eps, size)
-    errors = {
-        name: Support(*map(float, mechanism.exact_rates)).mse(shares)
-        for name, mechanism in candidates.items()
-    }
-    best = min(errors, key=errors.__getitem__)
-    return best, errors[best]
-
-
-def analytic_point(k: int, epsilon: str, truth: str, n: int) -> dict[str, Any]:
-    """auto's exact MSE over every peer mechanism's, and the best of them."""
-    shares = true_shares(truth, k)
-    auto_name, auto = auto_design(k, epsilon)
-    peers = {peer.key: peer.design(k, float(epsilon)).mse(shares) / n for peer in PEER_MECHANISMS}
-    best = min(peers, key=peers.__getitem__)
-    app_name, app_mse = app_best(k, epsilon, shares)
-    return {
-        "k": k,
-        "epsilon": epsilon,
-        "truth": truth,
-        "auto": auto_name,
-        "auto_mse": auto.mse(shares) / n,
-        "peer_mse": peers,
-        "best_peer": best,
-        "ratio": auto.mse(shares) / n / peers[best],
-        "app_best": app_name,
-        "app_best_ratio": app_mse / n / peers[best],
-    }
 
 
 # --------------------------------------------------------------------------- report
