@@ -15,9 +15,9 @@ target of 1.02, so the comparison is made in two steps:
 1. Each library's randomizer is run on seeded data and its measured MSE compared with the
    exact formula of that mechanism at the library's parameters (within 5 standard errors
    of the mean over runs): the formula is shown to describe what the library does.
-2. auto's exact MSE (its exact rates: ``choice_mechanism(k, ε, include_unwired=True)``,
-   which weighs subset selection although the app does not offer it yet) is divided by the
-   smallest formula MSE among the peers' mechanisms. That ratio has no simulation noise.
+2. auto's exact MSE (its exact rates: ``choice_mechanism(k, ε)``, which weighs GRR, OUE
+   and subset selection) is divided by the smallest formula MSE among the peers'
+   mechanisms. That ratio has no simulation noise.
 
 At every grid point the mechanism with the smallest formula is also run through its
 library's code together with auto through ``survey_app.privacy.simulate``, on the same
@@ -281,7 +281,7 @@ PEERS_BY_KEY = {peer.key: peer for peer in PEER_MECHANISMS}
 
 def auto_design(k: int, epsilon: str) -> tuple[str, Support]:
     """auto's pick (subset selection weighed too) and its exact rates, as floats."""
-    mechanism = choice_mechanism(k, Fraction(epsilon), include_unwired=True)
+    mechanism = choice_mechanism(k, Fraction(epsilon))
     p_true, p_false = mechanism.exact_rates  # type: ignore[attr-defined]
     name = mechanism.name
     if name == "subset_selection":
@@ -648,7 +648,7 @@ def measure_app(
     k: int, epsilon: str, shares: Shares, seeds: Sequence[int], n: int
 ) -> tuple[Measured, Support]:
     """auto through the app's vectorized simulator on the same data."""
-    mechanism = choice_mechanism(k, Fraction(epsilon), include_unwired=True)
+    mechanism = choice_mechanism(k, Fraction(epsilon))
     design = auto_design(k, epsilon)[1]
     errors = []
     for seed in seeds:
@@ -863,9 +863,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"n = {prm['respondents']:,} respondents, seed {prm['seed']}. MSE = the squared "
         "error of the unbiased (debiased, unclipped) shares summed over the k options; "
         "ratio = auto's MSE ÷ the smallest MSE of any mechanism the libraries offer, at "
-        "their own parameters. auto is `choice_mechanism(k, ε, include_unwired=True)`: it "
-        "weighs subset selection, which the app does not offer yet (`mechanisms.UNWIRED`); "
-        "when subset selection is wired in, that is what a survey gets.",
+        "their own parameters. auto is `choice_mechanism(k, ε)`, what a survey gets: GRR, "
+        "OUE or subset selection by the shares' summed variance.",
         "",
         "## Summary",
         "",

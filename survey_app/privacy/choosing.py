@@ -5,12 +5,14 @@
 the simpler one). The scores are exact variances, computed from the rationals each
 mechanism would actually sample:
 
-- a choice: the variance of a rare option's share, where precision matters most. GRR's
-  is (e^ε + k - 2)/(e^ε - 1)² per report against OUE's 4e^ε/(e^ε - 1)²: GRR wins iff
-  k < 3e^ε + 2 (Wang et al. 2017). Subset selection, with its best set size ω (sets of
-  one are GRR, so it only ever ties or wins), beats both at mid-range k: 1.33× less
-  variance than OUE at k = 8, ε = 0.5. It is not yet wired into the app, so ``auto``
-  weighs it only when asked (``include_unwired``; ``mechanisms.UNWIRED``).
+- a choice: the variance of the k shares summed, at equal shares
+  (``_shares.summed_share_variance``). At any other truth the sum differs by the same
+  amount for every mechanism, so the ranking holds whatever the answers. Subset
+  selection with its best set size ω (sets of one are GRR, so it only ever ties or wins)
+  beats GRR and OUE at mid-range k: 1.33× less summed variance at k = 8, ε = 0.5. Against
+  the best frequency oracle of five third-party libraries this is within 1.02 everywhere
+  on k 2-64 × ε 0.5-4 (benchmarks/PEERS.md); a rare option's variance alone, the score
+  before, picked GRR at k = 4, ε = 0.5 and k = 32, ε = 3, 1.027× the best.
 - a number: one unbiased report's variance around the true answer, at its worst answer
   (``worst_answer_variance``; ties: Laplace). Duchi wins at small ε, Laplace at large (for
   a wide range from ε ≈ 2.32, where 8·tanh²(ε/2) = ε²; sooner for a narrow one). Not
@@ -21,11 +23,10 @@ mechanism would actually sample:
   precise: its reports stay near the answers, Duchi's always sit ±(Δ/2)·C away.
   The discrete piecewise mechanism (mixed with Duchi's bit) has the least worst-answer
   variance of all three from ε ≈ 0.6 (0.71× the best continuous formula's at ε = 4, and
-  3.2× less than Laplace's on 0-50); not yet wired, so weighed only with
-  ``include_unwired`` too.
-- tick all that apply: a rare option's variance per report, as for a choice. One
-  mechanism so far, one sampled option with randomized response (also unwired): coins on
-  every option at ε/k never beat it there (``mechanisms/sampled_option.py``).
+  3.2× less than Laplace's on 0-50), so ``auto`` takes it there.
+- tick all that apply: a rare option's variance per report. One mechanism so far, one
+  sampled option with randomized response (unwired): coins on every option at ε/k never
+  beat it there (``mechanisms/sampled_option.py``).
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ def test_block_hadamard_response_formula_is_the_enumerated_channel(order):
 def test_autos_summed_formula_is_the_apps_exact_variance(k, epsilon):
     """The benchmark's auto MSE is Σ_v share_variance(π_v) from auto's exact rates."""
     shares = true_shares("zipf", k)
-    mechanism = choice_mechanism(k, Fraction(epsilon), include_unwired=True)
+    mechanism = choice_mechanism(k, Fraction(epsilon))
     rates = mechanism.exact_rates  # type: ignore[attr-defined]
     exact = sum(share_variance(*rates, Fraction(float(share))) for share in shares)
     assert auto_design(k, epsilon)[1].mse(shares) == pytest.approx(float(exact), rel=1e-12)

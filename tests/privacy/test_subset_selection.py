@@ -266,11 +266,12 @@ def test_the_share_estimator_and_its_intervals_apply_unchanged() -> None:
 
 
 def test_the_best_size_is_the_one_with_the_smallest_exact_variance() -> None:
-    """``best_for`` against every ω, and near Ye & Barg's k/(e^ε + 1)."""
+    """``best_for`` against every ω (summed variance, ``auto``'s score), and near Ye &
+    Barg's k/(e^ε + 1)."""
     for k, epsilon in [(8, Fraction(1, 2)), (8, Fraction(1)), (20, Fraction(2)), (64, Fraction(3))]:
         best = SubsetSelection.best_for(k, epsilon)
         every = [SubsetSelection.from_epsilon(k, epsilon, size) for size in range(1, k)]
-        assert best.share_variance(Fraction(0)) == min(m.share_variance(Fraction(0)) for m in every)
+        assert best.auto_score == min(m.auto_score for m in every)
         assert abs(best.size - k / (math.exp(epsilon) + 1)) <= 1
 
 
@@ -382,7 +383,7 @@ def test_auto_picks_subset_selection_where_it_is_more_accurate(
     assert previous.name == before
     assert isinstance(chosen, SubsetSelection) and chosen.size == size
     assert chosen.epsilon <= float(epsilon)
-    # auto's own criterion, a rare option's variance: strictly smaller...
+    # a rare option's variance (auto's criterion before the summed one): strictly smaller...
     assert chosen.share_variance(Fraction(0)) < share_variance(*previous.exact_rates, Fraction(0))
     # ...and the error over a uniform truth, the issue's measure, to 3 decimals.
     measured = _uniform_error(previous, k) / _uniform_error(chosen, k)
@@ -401,15 +402,34 @@ def test_auto_keeps_grr_where_sets_of_one_are_best(k: int, epsilon: str) -> None
 @pytest.mark.parametrize("k", [2, 3, 5, 8, 12, 20])
 @pytest.mark.parametrize("epsilon", ["0.1", "0.5", "1", "2", "3", "5"])
 def test_auto_with_subset_selection_is_never_less_accurate(k: int, epsilon: str) -> None:
-    """Over a grid: the pick's rare-option variance is the least of GRR's, OUE's and every
-    set size's, and never above what a survey got before subset selection."""
+    """Over a grid: the pick's summed variance (the shares' whole error, ranked alike for
+    every truth) is the least of GRR's, OUE's and every set size's, and never above what a
+    survey got before subset selection."""
     requested = Fraction(epsilon)
     chosen = choice_mechanism(k, requested)
     previous = _before_subsets(k, requested)
     every = [choice_mechanism(k, requested, "grr"), choice_mechanism(k, requested, "oue")]
     every += [SubsetSelection.from_epsilon(k, requested, size) for size in range(1, k)]
-    assert chosen.small_share_variance == min(m.small_share_variance for m in every)
-    assert chosen.small_share_variance <= previous.small_share_variance
+    assert chosen.auto_score == min(m.auto_score for m in every)
+    assert _uniform_error(chosen, k) <= _uniform_error(previous, k)
+
+
+@pytest.mark.parametrize("shares", [(1, 0, 0, 0), (5, 3, 1, 1), (1, 1, 1, 1)])
+def test_the_summed_variance_ranks_mechanisms_alike_for_every_truth(
+    shares: tuple[int, ...],
+) -> None:
+    """Summed over the options, one report's variance is auto_score less Σπ² - 1/k: the
+    same shift for every mechanism, exactly."""
+    k, total = len(shares), sum(shares)
+    truth = [Fraction(share, total) for share in shares]
+    shift = sum(share * share for share in truth) - Fraction(1, k)
+    for mechanism in [
+        choice_mechanism(k, Fraction(1), "grr"),
+        choice_mechanism(k, Fraction(1), "oue"),
+        SubsetSelection.from_epsilon(k, Fraction(1), 2),
+    ]:
+        summed = sum(share_variance(*mechanism.exact_rates, share) for share in truth)
+        assert math.isclose(float(summed), mechanism.auto_score - float(shift), rel_tol=1e-12)
 
 
 def test_a_survey_file_can_ask_for_subset_selection() -> None:

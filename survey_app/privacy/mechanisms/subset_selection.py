@@ -113,11 +113,11 @@ class SubsetSelection(ShareRates, MechanismDefaults):
 
     @classmethod
     def best_for(cls, k: int, epsilon: Fraction | float) -> SubsetSelection:
-        """The set size with the smallest exact variance of a rare option's share at ε
-        (``auto``'s criterion), every ω from 1 to k - 1 tried; ties to the smaller ω."""
+        """The set size with the smallest summed variance of the shares at ε (``auto``'s
+        criterion), every ω from 1 to k - 1 tried; ties to the smaller ω."""
         k = check_k(k)
         built = (cls.from_epsilon(k, epsilon, size) for size in range(1, k))
-        return min(built, key=lambda mechanism: mechanism.share_variance(Fraction(0)))
+        return min(built, key=lambda mechanism: mechanism.auto_score)
 
     @classmethod
     def for_answers(cls, space: AnswerSpace, epsilon: Fraction | None) -> SubsetSelection:

@@ -29,7 +29,7 @@ from ..rationals import (
 )
 from ..wire import Report, ReportFormat
 from ..words import Share, Text, lazy_gettext
-from ._shares import ShareRates, forced_known, share_influence
+from ._shares import ShareRates, forced_known, share_influence, summed_share_variance
 from .cells import ANSWERED, CellRule, TallyCell
 from .central_counting import CentralCounting, where_one
 from .interface import MechanismDefaults
@@ -61,6 +61,12 @@ class TwoCoinDesign(ShareRates, MechanismDefaults):
     report_format: ClassVar[ReportFormat] = ReportFormat.YES_NO
     respondent_name: ClassVar[Text] = lazy_gettext("Randomized response (two coins)")
     researcher_name: ClassVar[Text] = lazy_gettext("randomized response with two coins")
+
+    @property
+    def auto_score(self) -> float:
+        """The summed variance of two categories, "yes" and "no" (``auto`` has nothing to
+        choose for a yes/no question: this is its only mechanism)."""
+        return summed_share_variance(*self.exact_rates, 2)
 
     def __post_init__(self) -> None:
         # t = 0 would report pure noise (nothing to estimate); t = 1 is no protection.
