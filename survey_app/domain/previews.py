@@ -32,6 +32,7 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
             sensitive=q.sensitive,
             required=q.required,
             options=q.texts(shown).options,
+            scores=q.scores,
             min=q.min,
             max=q.max,
             requested_epsilon=written_decimal(q.epsilon),

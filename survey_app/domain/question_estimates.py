@@ -4,7 +4,8 @@ Every question type reduces to two shapes. A yes/no answer and each option of a 
 are *shares*: the count of reports in that category is Binomial(n, p_false + (p_true -
 p_false)·π), so one estimator with the mechanism's two probabilities serves them all
 (a plain question has p_true = 1, p_false = 0). A number is a *mean* of the reports
-mapped back to the answer's scale.
+mapped back to the answer's scale. A rating scale is a choice, and also has a mean score
+(``scale_means``) from the same counts.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from survey_app.privacy import (
     estimate_proportion,
 )
 from survey_app.privacy.means import estimate_number_mean
+from survey_app.privacy.scale_means import estimate_mean_score
 from survey_app.storage.surveys import Question, Survey
 from survey_app.storage.tallies import Cells, read_tallies
 
@@ -48,7 +50,8 @@ class QuestionEstimate:
     question: Question
     n: int
     categories: tuple[CategoryEstimate, ...] = ()
-    mean: MeanEstimate | None = None  # number questions; None without responses
+    #: A number's mean answer, a scale's mean score; None without responses.
+    mean: MeanEstimate | None = None
 
     def reported_rate(self, category: CategoryEstimate) -> float | None:
         return category.reported / self.n if self.n else None
@@ -107,4 +110,7 @@ def question_estimate(
                 strict=True,
             )
         )
-    return QuestionEstimate(question, n, categories)
+    mean = None
+    if question.type.has_scores:
+        mean = estimate_mean_score(mechanism, counts, n, question.scores, confidence)  # type: ignore[arg-type]
+    return QuestionEstimate(question, n, categories, mean)

@@ -36,11 +36,13 @@ QUESTION_KEYS = {
     "epsilon": False,
     "mechanism": False,
     "options": False,
+    "scores": False,
     "min": False,
     "max": False,
 }
 #: Question types the app can collect (``privacy.question_types``): yes/no, one of a list
-#: of options, a whole number between min and max.
+#: of options, a whole number between min and max, a rating scale (ordered options with
+#: scores).
 #: The kinds a survey may ask: those with a registered mechanism (a kind whose mechanism
 #: is still in ``mechanisms.UNWIRED`` waits).
 QUESTION_TYPES = tuple(kind for kind in QuestionType if randomized(kind))
@@ -74,6 +76,8 @@ MAX_QUESTION_TEXT_LENGTH = 1000
 MIN_OPTIONS = 2
 MAX_OPTIONS = 20
 MAX_OPTION_LENGTH = 200
+#: A scale's scores: whole numbers of at most this magnitude, strictly increasing.
+MAX_SCORE_MAGNITUDE = 10**6
 #: A number question's bounds: whole numbers, |min|, |max| ≤ MAX_NUMBER_MAGNITUDE and
 #: max - min ≤ MAX_NUMBER_RANGE (the range sets the noise a number question needs).
 MAX_NUMBER_MAGNITUDE = 10**9

@@ -56,6 +56,9 @@ class QuestionDefinition:
     epsilon: Fraction | None = None
     mechanism: str = DEFAULT_MECHANISM
     options: tuple[str, ...] = ()
+    #: A scale's score of each option, strictly increasing (validation gives 0, 1, … when
+    #: the file gives none); empty for the other types.
+    scores: tuple[int, ...] = ()
     min: int | None = None
     max: int | None = None
     #: False (choice and number only): stored as given, outside any privacy guarantee.

@@ -41,6 +41,7 @@ from survey_app.domain.survey_limits import (
     MAX_QUESTION_KEY_LENGTH,
     MAX_QUESTION_TEXT_LENGTH,
     MAX_QUESTIONS,
+    MAX_SCORE_MAGNITUDE,
     MAX_SLUG_LENGTH,
     MAX_TITLE_LENGTH,
     MECHANISMS,
@@ -422,6 +423,7 @@ def _question(
             _mechanism, question["mechanism"], kind, sensitive, f"{field}.mechanism"
         )
     options = _question_options(question, kind, field, languages, problems)
+    scores = _question_scores(question, kind, options, field, languages, problems)
     low, high = _bounds(question, kind, field, problems)
     if key is None or text is None or len(problems) > before:
         return None  # (a missing key or text is the mapping's problem)
@@ -442,6 +444,7 @@ def _question(
         epsilon=epsilon,
         mechanism=mechanism,
         options=options[main],
+        scores=scores,
         min=low,
         max=high,
         sensitive=sensitive,
@@ -484,13 +487,79 @@ def _question_options(
     if not kind.has_options:
         if "options" in question:
             problems.add(
-                f"only choice questions have options (this one is {kind})", f"{field}.options"
+                f"only choice questions and rating scales have options (this one is {kind})",
+                f"{field}.options",
             )
         return dict.fromkeys(languages, ())
     if "options" not in question:
-        problems.add("is required for a choice question", f"{field}.options")
+        needs = "a rating scale" if kind.has_scores else "a choice question"
+        problems.add(f"is required for {needs}", f"{field}.options")
         return None
     return _options(question["options"], f"{field}.options", languages, problems)
+
+
+def _question_scores(
+    question: dict[str, object],
+    kind: QuestionType,
+    options: dict[str, tuple[str, ...]] | None,
+    field: str,
+    languages: tuple[str, ...],
+    problems: _Problems,
+) -> tuple[int, ...]:
+    """A scale's scores, as written or 0, 1, … in option order; none for the others."""
+    if not kind.has_scores:
+        if "scores" in question:
+            problems.add(
+                f"only rating scales have scores (this one is {kind})", f"{field}.scores"
+            )
+        return ()
+    count = len(options[languages[0]]) if options else None
+    if "scores" not in question:
+        return tuple(range(count or 0))
+    return problems.check(_scores, question["scores"], count, f"{field}.scores") or ()
+
+
+def _scores(value: object, count: int | None, field: str) -> tuple[int, ...]:
+    """One whole number per option, each above the one before: the scale's order."""
+    if not isinstance(value, list):
+        raise SurveyDefinitionError(
+            f"must be a list of whole numbers, one per option (got {_describe(value)})", field
+        )
+    if count is not None and len(value) != count:
+        raise SurveyDefinitionError(
+            f"must give one score per option: {count} (got {len(value)})", field
+        )
+    scores = tuple(
+        _score(item, f"{field}[{index}]") for index, item in enumerate(value)
+    )
+    for index, (before, after) in enumerate(zip(scores, scores[1:])):
+        if after <= before:
+            raise SurveyDefinitionError(
+                f"must increase from each option to the next (got {after} after {before})",
+                f"{field}[{index + 1}]",
+            )
+    return scores
+
+
+def _score(value: object, field: str) -> int:
+    if (
+        isinstance(value, YamlScalar)
+        and value.is_integer
+        and len(value.text) <= _MAX_NUMBER_TEXT
+        and _WHOLE_NUMBER.fullmatch(value.text)
+    ):
+        number: int | None = int(value.text)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        number = None
+    if number is None or abs(number) > MAX_SCORE_MAGNITUDE:
+        raise SurveyDefinitionError(
+            f"must be a whole number from {-MAX_SCORE_MAGNITUDE} to {MAX_SCORE_MAGNITUDE} "
+            f"(got {_number_got(value)})",
+            field,
+        )
+    return number
 
 
 def _bounds(

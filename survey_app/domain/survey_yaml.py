@@ -62,6 +62,8 @@ def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[
             _per_language({c: t.options[index] for c, t in texts.items()}, languages)
             for index in range(len(question.options))
         ]
+    if question.type.has_scores and question.scores != tuple(range(len(question.scores))):
+        item["scores"] = list(question.scores)
     if question.type.has_range:
         item["min"] = question.min
         item["max"] = question.max

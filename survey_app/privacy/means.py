@@ -80,7 +80,7 @@ def estimate_number_mean(
     if share is None:
         return None
     to_answer = _answer_of_share(mechanism)
-    low, high = _positive_width(
+    low, high = positive_width(
         to_answer(share.low), to_answer(share.high), mechanism.min, mechanism.max
     )
     return MeanEstimate(
@@ -179,7 +179,7 @@ def estimate_mean(
     unclipped, std_error, (point, low, high) = _t_interval(
         n, total, total_squares, value_offset, value_scale, (low_bound, high_bound), confidence
     )
-    low, high = _positive_width(max(low, low_bound), min(high, high_bound), low_bound, high_bound)
+    low, high = positive_width(max(low, low_bound), min(high, high_bound), low_bound, high_bound)
     return MeanEstimate(point, unclipped, std_error, low, high, confidence)
 
 
@@ -245,9 +245,7 @@ def _answer_of_share(mechanism: NumericMechanism) -> Callable[[float], float]:
     return lambda share: mechanism.min + (mechanism.max - mechanism.min) * share
 
 
-def _positive_width(
-    low: float, high: float, low_bound: int, high_bound: int
-) -> tuple[float, float]:
+def positive_width(low: float, high: float, low_bound: int, high_bound: int) -> tuple[float, float]:
     """Keep the promise of a positive width when the interval is narrower than float
     resolution at this magnitude, by one step inward from the range's end it touches."""
     low, high = float(low), float(high)

@@ -1,5 +1,6 @@
-"""What a respondent's answer is: yes or no, one of k options, the options ticked among k
-("tick all that apply"), or a whole number in a range.
+"""What a respondent's answer is: yes or no, one of k options, one of k ordered labels with
+scores (a rating scale), the options ticked among k ("tick all that apply"), or a whole
+number in a range.
 
 Each mechanism takes one kind of answer (``question_type`` on its class). The members are
 ``StrEnum``s, so a stored question's type, a survey file's ``type:`` and the export are
@@ -26,6 +27,7 @@ class QuestionType(enum.StrEnum):
     YES_NO = "yes_no"
     CHOICE = "choice"
     NUMBER = "number"
+    SCALE = "scale"
     #: Tick all that apply: any set of the k options, none of them included.
     MULTIPLE = "multiple"
 
@@ -42,9 +44,26 @@ class QuestionType(enum.StrEnum):
         return self is QuestionType.NUMBER
 
     @property
+    def is_scale(self) -> bool:
+        return self is QuestionType.SCALE
+
+    @property
     def has_options(self) -> bool:
-        """Whether a question of this kind lists its options (and k is their count)."""
-        return self in (QuestionType.CHOICE, QuestionType.MULTIPLE)
+        """Whether a question of this kind lists its options (and k is their count): a
+        scale's labels are its options."""
+        return self in (QuestionType.CHOICE, QuestionType.SCALE, QuestionType.MULTIPLE)
+
+    @property
+    def has_scores(self) -> bool:
+        """Whether each option carries a score, summed up by the mean score."""
+        return self is QuestionType.SCALE
+
+    @property
+    def mechanism_kind(self) -> QuestionType:
+        """The kind whose mechanisms answer this one: a scale is one of k options, so it is
+        randomized (and chosen by ``auto``) exactly as a choice. Each mechanism names its
+        one ``question_type``; the registry looks a question up by this."""
+        return QuestionType.CHOICE if self is QuestionType.SCALE else self
 
     @property
     def has_range(self) -> bool:
@@ -93,6 +112,7 @@ _ANSWER_FORMATS = {
     QuestionType.YES_NO: ReportFormat.YES_NO,
     QuestionType.CHOICE: ReportFormat.OPTION,
     QuestionType.NUMBER: ReportFormat.INTEGER,
+    QuestionType.SCALE: ReportFormat.OPTION,
     # One character per option, ticked or not: every set, the empty one too, posts alike.
     QuestionType.MULTIPLE: ReportFormat.BITS,
 }
@@ -100,12 +120,14 @@ _BUILDER_LABELS = {
     QuestionType.YES_NO: lazy_gettext("Yes or no"),
     QuestionType.CHOICE: lazy_gettext("One of several options"),
     QuestionType.NUMBER: lazy_gettext("A whole number in a range"),
+    QuestionType.SCALE: lazy_gettext("A rating scale (ordered labels with scores)"),
     QuestionType.MULTIPLE: lazy_gettext("Tick all that apply"),
 }
 _ADD_LABELS = {
     QuestionType.YES_NO: lazy_gettext("Add a yes/no question"),
     QuestionType.CHOICE: lazy_gettext("Add a choice question"),
     QuestionType.NUMBER: lazy_gettext("Add a number question"),
+    QuestionType.SCALE: lazy_gettext("Add a rating scale"),
     QuestionType.MULTIPLE: lazy_gettext("Add a tick-all-that-apply question"),
 }
 _MECHANISMS_LABELS = {

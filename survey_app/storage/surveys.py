@@ -72,6 +72,8 @@ class Question:
     sensitive: bool = True
     required: bool = True
     options: tuple[str, ...] = ()
+    #: A scale's score of each option; empty for the other types.
+    scores: tuple[int, ...] = ()
     min: int | None = None
     max: int | None = None
     requested_epsilon: str | None = None
@@ -332,7 +334,7 @@ def _insert_design_and_questions(
             "type": question.type.value,
             "sensitive": int(question.sensitive),
             "required": int(question.required),
-            "options": json.dumps(question.options) if question.type.has_options else None,
+            "options": _options_json(question),
             "min": question.min,
             "max": question.max,
             "requested_epsilon": written_decimal(question.epsilon),
@@ -347,6 +349,26 @@ def _insert_design_and_questions(
         }
         for position, question in enumerate(definition.questions)
     )
+
+
+def _options_json(question: QuestionDefinition) -> str | None:
+    """The ``options`` column: a JSON list of a choice's option texts; for a scale, its
+    texts and scores together, ``{"options": [...], "scores": [...]}``, so the scores are
+    as fixed as the options (the trigger ``question_mechanism_fixed``) and no column is
+    added."""
+    if not question.type.has_options:
+        return None
+    if question.type.has_scores:
+        return json.dumps({"options": question.options, "scores": question.scores})
+    return json.dumps(question.options)
+
+
+def _options_and_scores(stored: str | None) -> dict[str, tuple[Any, ...]]:
+    """``Question``'s options and scores from the ``options`` column."""
+    value = json.loads(stored) if stored else []
+    if isinstance(value, dict):
+        return {"options": tuple(value["options"]), "scores": tuple(value["scores"])}
+    return {"options": tuple(value)}
 
 
 def delete_questions_and_design(db: sqlite_utils.Database, survey_id: int) -> None:
@@ -392,6 +414,7 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
                 epsilon=Fraction(q.requested_epsilon) if q.requested_epsilon else None,
                 mechanism=file_mechanism_name(q.mechanism),
                 options=q.options,
+                scores=q.scores,
                 min=q.min,
                 max=q.max,
                 sensitive=q.sensitive,
@@ -435,7 +458,7 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
             mechanism=mechanism_from_parameters(json.loads(q["parameters"])),
             sensitive=bool(q["sensitive"]),
             required=bool(q["required"]),
-            options=tuple(json.loads(q["options"])) if q["options"] else (),
+            **_options_and_scores(q["options"]),
             min=q["min"],
             max=q["max"],
             requested_epsilon=q["requested_epsilon"],

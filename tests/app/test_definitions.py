@@ -1130,13 +1130,13 @@ def test_bad_options_in_yaml(written: str, expected: str) -> None:
         (
             "    epsilon: 0.5\n",
             "    epsilon: 0.5\n    options: [a, b]\n",
-            "s.yaml:10: questions[0].options: only choice questions have options "
+            "s.yaml:10: questions[0].options: only choice questions and rating scales have options "
             "(this one is yes_no)",
         ),
         (
             "    max: 50\n",
             "    max: 50\n    options: [a, b]\n",
-            "s.yaml:20: questions[2].options: only choice questions have options "
+            "s.yaml:20: questions[2].options: only choice questions and rating scales have options "
             "(this one is number)",
         ),
     ],

@@ -56,15 +56,19 @@ def file_names(kind: QuestionType, *, include_unwired: bool = False) -> tuple[st
 
 
 def randomized(kind: QuestionType, *, include_unwired: bool = False) -> tuple[type[Mechanism], ...]:
-    """The randomized mechanisms for a question of ``kind``, in registry order (then the
-    ``UNWIRED`` ones, if asked)."""
+    """The randomized mechanisms for a question of ``kind`` (those of its
+    ``mechanism_kind``: a scale's are a choice's), in registry order (then the ``UNWIRED``
+    ones, if asked)."""
     known = MECHANISMS + UNWIRED if include_unwired else MECHANISMS
-    return tuple(m for m in known if m.question_type is kind and m.randomized)
+    return tuple(m for m in known if m.question_type is kind.mechanism_kind and m.randomized)
 
 
 def plain(kind: QuestionType) -> type[Mechanism]:
-    """The mechanism of a plain question of ``kind``: stored as given."""
-    return next(m for m in MECHANISMS if m.question_type is kind and not m.randomized)
+    """The mechanism of a plain question of ``kind`` (of its ``mechanism_kind``): stored as
+    given."""
+    return next(
+        m for m in MECHANISMS if m.question_type is kind.mechanism_kind and not m.randomized
+    )
 
 
 def mechanism_from_parameters(parameters: Mapping[str, object]) -> Mechanism:

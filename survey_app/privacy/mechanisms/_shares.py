@@ -88,6 +88,11 @@ class ShareRates:
         return small_share_variance(*self.exact_rates)
 
     @property
+    def pair_rates(self) -> tuple[Fraction, Fraction]:
+        """A report in one category only (yes/no, GRR): never in two at once."""
+        return Fraction(0), Fraction(0)
+
+    @property
     def auto_score(self) -> float:
         """The summed variance (``summed_share_variance``): the error of the whole
         distribution, ranked alike for every truth. (A rare option's variance alone, the

@@ -128,6 +128,13 @@ class OptimizedUnaryEncoding(ShareRates, MechanismDefaults):
     def exact_rates(self) -> tuple[Fraction, Fraction]:
         return self.one_probability, self.flip_to_one_probability
 
+    @property
+    def pair_rates(self) -> tuple[Fraction, Fraction]:
+        """The bits are flipped independently: two set at once with p·q when one is the
+        true option's, q² when neither is."""
+        p, q = self.exact_rates
+        return p * q, q * q
+
     def report_range(self) -> tuple[int, int]:
         """Each of the k bits is 0 or 1 (an honest device can set all of them)."""
         return 0, 1

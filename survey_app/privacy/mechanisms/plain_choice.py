@@ -42,6 +42,8 @@ class PlainChoice(PlainDefaults):
     p_false: ClassVar[float] = 0.0
     exact_rates: ClassVar[tuple[Fraction, Fraction]] = (Fraction(1), Fraction(0))
     small_share_variance: ClassVar[float] = 0.0
+    #: The answer itself: one option, never two.
+    pair_rates: ClassVar[tuple[Fraction, Fraction]] = (Fraction(0), Fraction(0))
 
     def __post_init__(self) -> None:
         check_k(self.k)

@@ -168,6 +168,19 @@ class SubsetSelection(ShareRates, MechanismDefaults):
     def exact_rates(self) -> tuple[Fraction, Fraction]:
         return self.include_probability, self.other_probability
 
+    @property
+    def pair_rates(self) -> tuple[Fraction, Fraction]:
+        """Two options both in the set. One of them the truth: it is in (p) and the other
+        is one of the ω - 1 drawn from the k - 1 others, p(ω - 1)/(k - 1). Neither: both
+        among the ω - 1 (truth in) or ω (truth out) drawn from the k - 1 others, which
+        holds two given ones with chance m(m - 1)/((k - 1)(k - 2)) for m drawn."""
+        k, size, p = self.k, self.size, self.include_probability
+        with_truth = p * (size - 1) / (k - 1)
+        if k == 2:
+            return with_truth, Fraction(0)  # two options: one of them is always the truth
+        neither = p * (size - 1) * (size - 2) + (1 - p) * size * (size - 1)
+        return with_truth, neither / ((k - 1) * (k - 2))
+
     def share_variance(self, share: Fraction) -> Fraction:
         """One report's exact variance of an option's unbiased share estimate when its
         true share is ``share``: λ(1 - λ)/(p - q)², λ = q + (p - q)·share."""

@@ -1,0 +1,130 @@
+"""A survey of rating scales through the respondent's and the researcher's pages, on a
+real SQLite file: a sensitive scale (auto's GRR), one forced to unary encoding and a plain
+one with its own scores, answered with and without ``randomized=client``; the dashboard's
+distribution and mean score, the exports, codebook and labelled files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+from flask import Flask
+from flask.testing import FlaskClient
+
+from survey_app.domain.definitions import parse_definition
+from survey_app.domain.survey_yaml import definition_yaml
+from survey_app.storage.surveys import get_survey, store_survey, survey_definition
+from survey_app.web.database_session import get_db
+from tests.support.respondents import fresh_form
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "rating-scales.yaml"
+SLUG = "rating-scales"
+RESPONDENTS = 40
+
+
+def _answers(number: int) -> dict[str, str]:
+    return {
+        "year": f"{number % 4}",
+        "binge": f"{number % 4}",
+        "days_low": f"{number % 2}",
+        "satisfied": f"{(number % 3) + 2}",
+    }
+
+
+@pytest.fixture
+def answered(app: Flask) -> Flask:
+    with app.app_context():
+        survey = store_survey(get_db(), parse_definition(EXAMPLE.read_text(), EXAMPLE.name))
+    assert [q.mechanism.name for q in survey.questions[1:3]] == [
+        "generalized_randomized_response",
+        "optimized_unary_encoding",
+    ]
+    for number in range(RESPONDENTS):
+        respondent = app.test_client()
+        response = respondent.post(
+            f"/s/{SLUG}", data={**fresh_form(respondent, SLUG), **_answers(number)}
+        )
+        assert response.status_code == 200
+    return app
+
+
+def test_the_page_asks_each_scale_as_its_labels_in_order(app: Flask) -> None:
+    with app.app_context():
+        store_survey(get_db(), parse_definition(EXAMPLE.read_text(), EXAMPLE.name))
+    page = app.test_client().get(f"/s/{SLUG}").get_data(as_text=True)
+    binge = re.findall(r'name="binge" value="(\d+)"[^>]*> ([^<]+)', page)
+    assert binge == [("0", "Never"), ("1", "Once or twice"), ("2", "Monthly"), ("3", "Weekly")]
+
+
+def test_scores_are_stored_with_the_question_and_given_back(
+    answered: Flask, database: sqlite_utils.Database
+) -> None:
+    with answered.app_context():
+        survey = get_survey(get_db(), SLUG)
+        assert survey is not None
+        assert [q.scores for q in survey.questions] == [
+            (),
+            (0, 1, 2, 3),
+            (0, 1, 2, 3),
+            (-2, -1, 0, 1, 2),
+        ]
+        written = definition_yaml(survey_definition(survey))
+    assert "scores: [-2, -1, 0, 1, 2]" in written or "- -2" in written
+    again = parse_definition(written, "again.yaml")
+    assert [q.scores for q in again.questions][1:] == [(0, 1, 2, 3), (0, 1, 2, 3), (-2, -1, 0, 1, 2)]
+
+
+def test_an_answer_off_the_scale_is_refused_and_nothing_stored(
+    answered: Flask, database: sqlite_utils.Database
+) -> None:
+    respondent = answered.test_client()
+    form = fresh_form(respondent, SLUG)
+    response = respondent.post(f"/s/{SLUG}", data={**form, **_answers(0), "binge": "4"})
+    assert response.status_code == 400
+    assert 'value="0" checked' not in response.get_data(as_text=True)
+    assert database["responses"].count == RESPONDENTS
+
+
+def test_a_client_randomized_scale_report_is_stored_as_sent(
+    answered: Flask, database: sqlite_utils.Database
+) -> None:
+    respondent = answered.test_client()
+    form = fresh_form(respondent, SLUG)
+    reports = {"year": "1", "binge": "3", "days_low": "0101", "satisfied": "0"}
+    response = respondent.post(f"/s/{SLUG}", data={**form, **reports, "randomized": "client"})
+    assert response.status_code == 200
+    assert database["responses"].count == RESPONDENTS + 1
+
+
+def test_the_dashboard_shows_the_distribution_and_the_mean_score(
+    answered: Flask, logged_in: FlaskClient
+) -> None:
+    text = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    binge = text[text.index('id="q-binge"') : text.index('id="q-days_low"')]
+    assert "Estimated share of each option" in binge and "Weekly" in binge
+    assert "Mean score (from 0 to 3)" in binge
+    satisfied = text[text.index('id="q-satisfied"') :]
+    # Plain: 40 answers of 0, 1, 2 (scores −2 … 2: 0, 1, 2 → 0.0, 1.0, 2.0) → mean 39/40.
+    mean_row = satisfied[satisfied.index("Mean score (from -2 to 2)") :]
+    assert re.search(r'data-label="Mean">0\.98', mean_row)
+    for key in ("binge", "days_low", "satisfied"):
+        svg = logged_in.get(f"/research/surveys/{SLUG}/plot.svg?question={key}")
+        assert svg.status_code == 200 and b"<svg" in svg.data
+
+
+def test_the_exports_give_the_mean_score_and_each_options_score(
+    answered: Flask, logged_in: FlaskClient
+) -> None:
+    aggregate = logged_in.get(f"/research/surveys/{SLUG}/export.csv").get_data(as_text=True)
+    rows = [r for r in csv.DictReader(io.StringIO(aggregate)) if r["question"] == "satisfied"]
+    assert [r["category"] for r in rows][-1] == "mean"
+    assert float(rows[-1]["estimate"]) == pytest.approx(39 / 40)
+    book = logged_in.get(f"/research/surveys/{SLUG}/codebook.json?kind=responses").get_json()
+    (satisfied,) = [q for q in book["questions"] if q["key"] == "satisfied"]
+    assert satisfied["scores"] == [-2, -1, 0, 1, 2]
+    for kind in ("sav", "dta"):
+        assert logged_in.get(f"/research/surveys/{SLUG}/responses.{kind}").status_code == 200
