@@ -21,6 +21,7 @@ import sqlite_utils
 
 from survey_app.domain.question_estimates import CategoryEstimate, QuestionEstimate
 from survey_app.domain.question_privacy import shown_epsilon, survey_ledger
+from survey_app.privacy import MeanEstimate
 from survey_app.storage.responses import iter_response_rows
 from survey_app.storage.surveys import Question, Survey
 
@@ -58,6 +59,13 @@ INTERVAL_DESCRIPTIONS = {
 MEAN_INTERVAL = (
     "Student t interval from the reports' sample variance (discrete_laplace, plain numbers); "
     "Clopper-Pearson on the count of 1s, mapped to the answer's scale (duchi_binary)"
+)
+MEAN_SCORE = (
+    "a scale's row with category mean: the mean score sum(s_i * estimate_i) over its options "
+    "(scores in the codebook's questions), unbiased; its standard error from the covariance "
+    "of the option estimates, s' Cov s, at the shares projected onto the simplex; a Student "
+    "t interval kept within the lowest and highest score (a plain scale: the plain mean and "
+    "its t interval)"
 )
 SIMULTANEOUS = (
     "simultaneous_low/high: each option's interval at level 1 - (1 - confidence)/k, so with "
@@ -127,21 +135,23 @@ def aggregate_rows(
             "n": item.n,
             "parameters": question.mechanism.parameters(),
         }
-        if question.type.estimates_mean:
-            mean = item.mean
-            yield {
-                **common,
-                "category": "mean",
-                "reported": None,
-                "reported_rate": None,
-                **_interval(mean),
-                "simultaneous_low": None,
-                "simultaneous_high": None,
-                "display_estimate": mean and mean.point,
-            }
-            continue
         for category in item.categories:
             yield {**common, **_share_row(item, category)}
+        if question.type.estimates_mean or question.type.has_scores:
+            yield {**common, **_mean_row(item.mean)}
+
+
+def _mean_row(mean: MeanEstimate | None) -> dict[str, Any]:
+    """A number's mean answer, or a scale's mean score after its options' rows."""
+    return {
+        "category": "mean",
+        "reported": None,
+        "reported_rate": None,
+        **_interval(mean),
+        "simultaneous_low": None,
+        "simultaneous_high": None,
+        "display_estimate": mean and mean.point,
+    }
 
 
 def _share_row(item: QuestionEstimate, category: CategoryEstimate) -> dict[str, Any]:
@@ -325,6 +335,8 @@ def codebook(
         if question.type.has_options:
             described["options"] = list(question.options)
             described["csv_levels"] = [neutralize(option) for option in question.options]
+        if question.type.has_scores:
+            described["scores"] = list(question.scores)
         if question.type.has_range:
             described["min"], described["max"] = question.min, question.max
         rr = question.mechanism.r_rr_design(r_name(question.key))
@@ -353,6 +365,8 @@ def codebook(
         book["interval_method"] = method
         book["interval"] = INTERVAL_DESCRIPTIONS[method]
         book["mean_interval"] = MEAN_INTERVAL
+        if any(question.type.has_scores for question in survey.questions):
+            book["mean_score"] = MEAN_SCORE
         book["simultaneous"] = SIMULTANEOUS
         book["display_estimate"] = DISPLAY
         book["confidence"] = confidence

@@ -169,8 +169,15 @@ def _question_variables(question: Question, names: Iterator[str]) -> list[Variab
     if question.type.is_yes_no:
         return [Variable(next(names), question.text, YES_NO_LABELS, "code")]
     if reports_one_option(question):
-        return [Variable(next(names), question.text, dict(enumerate(question.options)), "code")]
+        labels = dict(zip(option_codes(question), question.options, strict=True))
+        return [Variable(next(names), question.text, labels, "code")]
     return [Variable(next(names), question.text, None, "measure")]
+
+
+def option_codes(question: Question) -> tuple[int, ...]:
+    """The values an option's reports are written as: a scale's scores (so the column's
+    mean is the mean reported score), otherwise the option's index."""
+    return question.scores if question.type.has_scores else tuple(range(len(question.options)))
 
 
 def _cells(question: Question) -> Callable[[Any], tuple[Any, ...]]:
@@ -181,7 +188,7 @@ def _cells(question: Question) -> Callable[[Any], tuple[Any, ...]]:
     mechanism, options = question.mechanism, question.options
     width = len(mechanism.export_columns(question.key))
     one_option = reports_one_option(question)
-    codes = {text: index for index, text in enumerate(options)}
+    codes = dict(zip(options, option_codes(question), strict=True))
 
     @functools.lru_cache(maxsize=CACHED_VALUES)
     def cells(stored: Any) -> tuple[Any, ...]:

@@ -10,6 +10,7 @@ import io
 import re
 from pathlib import Path
 
+import pyreadstat
 import pytest
 import sqlite_utils
 from flask import Flask
@@ -126,5 +127,28 @@ def test_the_exports_give_the_mean_score_and_each_options_score(
     book = logged_in.get(f"/research/surveys/{SLUG}/codebook.json?kind=responses").get_json()
     (satisfied,) = [q for q in book["questions"] if q["key"] == "satisfied"]
     assert satisfied["scores"] == [-2, -1, 0, 1, 2]
-    for kind in ("sav", "dta"):
-        assert logged_in.get(f"/research/surveys/{SLUG}/responses.{kind}").status_code == 200
+    aggregate_book = logged_in.get(f"/research/surveys/{SLUG}/codebook.json?kind=aggregate")
+    assert "mean score" in aggregate_book.get_json()["mean_score"]
+
+
+@pytest.mark.parametrize("extension", ["sav", "dta"])
+def test_spss_and_stata_label_each_score_with_its_option(
+    answered: Flask, logged_in: FlaskClient, extension: str, tmp_path: Path
+) -> None:
+    """A plain scale's value is its score, labelled with the option's text; the sensitive
+    one reports an option, written as its score too."""
+    download = logged_in.get(f"/research/surveys/{SLUG}/responses.{extension}")
+    assert download.status_code == 200
+    path = tmp_path / f"read.{extension}"
+    path.write_bytes(download.data)
+    reader = pyreadstat.read_sav if extension == "sav" else pyreadstat.read_dta
+    columns, meta = reader(path, output_format="dict")
+    assert meta.variable_value_labels["satisfied"] == {
+        -2: "Very dissatisfied",
+        -1: "Dissatisfied",
+        0: "Neutral",
+        1: "Satisfied",
+        2: "Very satisfied",
+    }
+    assert sum(columns["satisfied"]) == 39  # the scores themselves: 0s, 1s and 2s
+    assert set(meta.variable_value_labels["binge"]) == {0, 1, 2, 3}
