@@ -57,6 +57,8 @@ class QuestionFields:
     text: dict[str, str] = field(default_factory=dict)
     #: Per language, the options one per line: line i in every language is option i.
     options: dict[str, str] = field(default_factory=dict)
+    #: A scale's scores, one per line (line i is option i's); empty: 0, 1, 2, …
+    scores: str = ""
     epsilon: str = ""
     mechanism: str = AUTO_MECHANISM
     min: str = ""
@@ -149,6 +151,7 @@ def _question_from_form(
         type=_one(form, f"{prefix}.type"),
         text=_per_language(form, f"{prefix}.text", languages),
         options=_per_language(form, f"{prefix}.options", languages),
+        scores=_one(form, f"{prefix}.scores"),
         epsilon=_one(form, f"{prefix}.epsilon").strip(),
         mechanism=_one(form, f"{prefix}.mechanism") or AUTO_MECHANISM,
         min=_one(form, f"{prefix}.min").strip(),
@@ -215,6 +218,8 @@ def _question_dict(question: QuestionFields, languages: tuple[str, ...]) -> dict
         data["mechanism"] = question.mechanism
     if kind is not None and kind.has_options:
         data["options"] = _options(question.options, languages)
+    if kind is not None and kind.has_scores and option_lines(question.scores):
+        data["scores"] = [_Written(line) for line in option_lines(question.scores)]
     if kind is not None and kind.has_range:
         data["min"] = _Written(question.min)
         data["max"] = _Written(question.max)
@@ -319,6 +324,7 @@ def _question_fields(data: Mapping[str, Any], languages: tuple[str, ...]) -> Que
             language: "\n".join(option[language] for option in options)
             for language in (languages if options else ())
         },
+        scores="\n".join(data.get("scores", [])),
         epsilon=data.get("epsilon", ""),
         mechanism=data.get("mechanism", AUTO_MECHANISM),
         min=data.get("min", ""),
@@ -356,6 +362,7 @@ _QUESTION_NAMES = frozenset(
         "epsilon",
         "mechanism",
         "options",
+        "scores",
         "min",
         "max",
     }

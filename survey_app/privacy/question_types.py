@@ -131,7 +131,7 @@ _ADD_LABELS = {
     QuestionType.MULTIPLE: lazy_gettext("Add a tick-all-that-apply question"),
 }
 _MECHANISMS_LABELS = {
-    QuestionType.CHOICE: lazy_gettext("For choice questions"),
+    QuestionType.CHOICE: lazy_gettext("For choice questions and rating scales"),
     QuestionType.NUMBER: lazy_gettext("For number questions"),
     QuestionType.MULTIPLE: lazy_gettext("For tick-all-that-apply questions"),
 }

@@ -445,7 +445,7 @@ def test_each_question_type_is_added_by_its_button(builder: FlaskClient) -> None
     assert [form[f"q{i}.type"] for i in range(4)] == ["yes_no", "choice", "number", "yes_no"]
     assert [form[f"q{i}.key"] for i in range(4)] == ["q1", "q2", "q3", "q4"]
     assert "autofocus" in input_tag(page, "b-q3-key")  # the new question's first field
-    assert 'data-types="choice"' in page
+    assert 'data-types="choice scale"' in page
 
 
 def test_the_imports_error_is_shown_next_to_the_field_it_names(builder: FlaskClient) -> None:
@@ -626,10 +626,12 @@ def test_only_the_fields_of_a_questions_type_are_shown(builder: FlaskClient) -> 
     page = bilingual_page(builder)
     choice = "One of several options"
     number = "A whole number in a range"
+    scale = "A rating scale (ordered labels with scores)"
     groups = {
-        f"Only for questions of type: {choice}": [False, True, False, True],
+        f"Only for questions of type: {choice} or {scale}": [False, True, False, True],
         f"Only for questions of type: {number}": [False, False, True, False],
-        f"Only for questions of type: {choice} or {number}": [False, True, True, True],
+        f"Only for questions of type: {choice}, {number}, or {scale}": [False, True, True, True],
+        f"Only for questions of type: {scale}": [False, False, False, False],
     }
     for legend, shown in groups.items():
         for index, expected in enumerate(shown):
@@ -640,7 +642,7 @@ def test_only_the_fields_of_a_questions_type_are_shown(builder: FlaskClient) -> 
             )
             assert found, (legend, index)
             assert (found.group(1) is None) == expected, (legend, index)
-    assert 'data-types="choice number"' in page
+    assert 'data-types="choice number scale"' in page
 
 
 @pytest.mark.parametrize("client_name", ["stranger", "viewer"])
