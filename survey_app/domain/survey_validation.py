@@ -13,6 +13,7 @@ never reported again as the others it would cause.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -532,7 +533,7 @@ def _scores(value: object, count: int | None, field: str) -> tuple[int, ...]:
     scores = tuple(
         _score(item, f"{field}[{index}]") for index, item in enumerate(value)
     )
-    for index, (before, after) in enumerate(zip(scores, scores[1:])):
+    for index, (before, after) in enumerate(itertools.pairwise(scores)):
         if after <= before:
             raise SurveyDefinitionError(
                 f"must increase from each option to the next (got {after} after {before})",

@@ -1,40 +1,47 @@
 """A rating scale's mean score from its options' report counts, with its interval.
 
 A scale is a choice whose k options carry scores s_0 < … < s_(k-1); its distribution is
-estimated exactly as a choice's (``shares``). The mean score Σ s_i π_i is estimated by
-Σ s_i π̂_i, unbiased since each π̂_i is. One report counts in category i with indicator
-I_i, and π̂_i = (c_i/n - q)/(p - q), so
+estimated exactly as a choice's (``shares``). The mean score μ = Σ s_i π_i is estimated by
+μ̂ = Σ s_i π̂_i, unbiased since each π̂_i is. One report counts in category i with
+indicator I_i, and π̂_i = (c_i/n - q)/(p - q), so
 
-    Var(Σ s_i π̂_i) = sᵀ Cov(I) s / (n (p - q)²),
+    Var(μ̂) = sᵀ Cov(I) s / (n (p - q)²),
 
 Cov(I) the covariance of one report's indicators. Its diagonal is λ_i(1 - λ_i) and its
 other cells E[I_i I_j] - λ_i λ_j, with λ_i = q + (p - q)π_i and E[I_i I_j] from the
 mechanism (``pair_rates``: a report in both i and j with chance a when the truth is one of
-them, b when it is neither): a(π_i + π_j) + b(1 - π_i - π_j). For GRR a = b = 0, the
-multinomial covariance; unary encoding and subset selection put one report in several
-categories, hence the pair rates. The tallies keep only each category's count, so Cov(I)
-is evaluated at the estimated shares projected onto the simplex (norm-sub), with the
-factor n/(n - 1) of a sample variance. That is a real distribution's covariance, so never
-negative; the empirical rates c_i/n in λ (GRR's sample variance exactly) covered less
-where few reports land on the high scores (0.909 against 0.968 for unary encoding at
-ε = 4, n = 30, shares 0.7/0.2/0.07/0.03; docs/scale-coverage.md).
+them, b when it is neither): a(π_i + π_j) + b(1 - π_i - π_j). For GRR and a plain scale
+(p = 1, q = 0) a = b = 0, the multinomial covariance; unary encoding and subset selection
+put one report in several categories, hence the pair rates. The tallies keep only each
+category's count, so Cov(I) is evaluated at shares on the simplex, with the factor
+n/(n - 1) of a sample variance (``std_error``: at the estimate projected by norm-sub).
 
-The interval is t_(n-1) times the standard error, with the boundary rule of means
-(``means``): an unbiased mean outside [s_min, s_max] is shown on the bound it passed and
-the interval drawn around that bound, then clipped to the range. A plain scale's mean is
-the plain mean of the scores and its t interval (``means.estimate_mean``).
+The interval is a score interval, as Wilson's is for a share: every μ in [s_min, s_max]
+with |μ̂ - μ| ≤ t_(n-1)·SE(μ), SE(μ) the standard error when the mean is μ, evaluated at
+the estimated shares moved towards the score at that end, (1 - w)·π̃ + w·e_end with w
+giving mean μ. Few reports on a high score make both μ̂ and the plug-in standard error
+small; a mean further up is only reached with more weight there, and so with more spread.
+The plug-in t interval μ̂ ± t·SE(μ̂) covered 0.91 at n = 30 where most answer the lowest
+score (shares 0.7/0.2/0.07/0.03, plain or at ε = 4); the score interval's lowest over the
+table in docs/scale-coverage.md is given there. An estimate outside the range is shown on
+the bound it passed and the interval is found from there (the boundary rule of
+``means``), so the interval always lies in [s_min, s_max] and has positive width.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from scipy.special import stdtrit
 
-from .means import MeanEstimate, estimate_mean, positive_width
+from .means import MeanEstimate, positive_width
 from .mechanisms import ProportionMechanism
 from .shares import norm_sub
+
+SCORE_METHOD = "score"
+#: Bisection steps for each end of the interval: 2⁻⁶⁰ of the range, past float resolution.
+_STEPS = 60
 
 
 def estimate_mean_score(
@@ -44,21 +51,35 @@ def estimate_mean_score(
     scores: Sequence[int],
     confidence: float = 0.95,
 ) -> MeanEstimate | None:
-    """The mean score from each option's report count among n reports; None when n is 0."""
+    """The mean score from each option's report count among n reports (a plain scale's
+    counts are its answers); None when n is 0."""
     if len(scores) != len(counts) or len(scores) < 2:
         raise ValueError("a scale needs one score per option, and at least 2 options")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must lie strictly between 0 and 1")
     if n == 0:
         return None
-    if not mechanism.randomized:
-        total = sum(s * c for s, c in zip(scores, counts, strict=True))
-        squares = sum(s * s * c for s, c in zip(scores, counts, strict=True))
-        return estimate_mean(n, total, squares, 0.0, 1.0, min(scores), max(scores), confidence)
     p, q = mechanism.p_true, mechanism.p_false
     shares = [(c / n - q) / (p - q) for c in counts]
     unclipped = sum(s * share for s, share in zip(scores, shares, strict=True))
-    variance = report_score_variance(mechanism, norm_sub(shares), scores)
-    std_error = math.inf if n == 1 else math.sqrt(variance / (n - 1)) / (p - q)
-    return _bounded(unclipped, std_error, n, (min(scores), max(scores)), confidence)
+    low_bound, high_bound = min(scores), max(scores)
+    point = min(max(unclipped, float(low_bound)), float(high_bound))
+    if n == 1:  # one report says nothing about spread
+        whole = float(low_bound), float(high_bound)
+        return MeanEstimate(point, unclipped, math.inf, *whole, confidence, SCORE_METHOD)
+    projected = norm_sub(shares)
+
+    def std_error(mean: float) -> float:
+        moved = moved_shares(projected, scores, mean)
+        variance = report_score_variance(mechanism, moved, scores) * n / (n - 1)
+        return math.sqrt(variance / n) / (p - q)
+
+    quantile = float(stdtrit(n - 1, 1 - (1 - confidence) / 2))
+    low = _end(point, float(low_bound), quantile, std_error)
+    high = _end(point, float(high_bound), quantile, std_error)
+    low, high = positive_width(low, high, low_bound, high_bound)
+    shown_error = std_error(sum(s * x for s, x in zip(scores, projected, strict=True)))
+    return MeanEstimate(point, unclipped, shown_error, low, high, confidence, SCORE_METHOD)
 
 
 def report_score_variance(
@@ -78,19 +99,34 @@ def report_score_variance(
     return max(total, 0.0)
 
 
-def _bounded(
-    unclipped: float, std_error: float, n: int, bounds: tuple[int, int], confidence: float
-) -> MeanEstimate:
-    """The point kept in the range, the t interval around it, clipped; without spread
-    (one report, or none seen) the whole range."""
-    low_bound, high_bound = bounds
-    point = min(max(unclipped, float(low_bound)), float(high_bound))
-    if std_error == 0 or not math.isfinite(std_error):
-        return MeanEstimate(
-            point, unclipped, std_error, float(low_bound), float(high_bound), confidence
-        )
-    half = float(stdtrit(n - 1, 1 - (1 - confidence) / 2)) * std_error
-    low, high = positive_width(
-        max(point - half, low_bound), min(point + half, high_bound), low_bound, high_bound
-    )
-    return MeanEstimate(point, unclipped, std_error, low, high, confidence)
+def moved_shares(shares: Sequence[float], scores: Sequence[int], mean: float) -> list[float]:
+    """``shares`` mixed with all of the answers at the lowest or highest score, whichever
+    is on ``mean``'s side, so that the mean score is ``mean`` (in the range)."""
+    now = sum(s * share for s, share in zip(scores, shares, strict=True))
+    end = len(scores) - 1 if mean >= now else 0
+    gap = scores[end] - now
+    weight = 0.0 if gap == 0 else min(max((mean - now) / gap, 0.0), 1.0)
+    moved = [(1 - weight) * share for share in shares]
+    moved[end] += weight
+    return moved
+
+
+def _end(
+    point: float, bound: float, quantile: float, std_error: Callable[[float], float]
+) -> float:
+    """How far from ``point`` towards ``bound`` the interval reaches: the bound itself when
+    it is within t·SE of the point, else where |point - μ| = t·SE(μ), by bisection."""
+
+    def outside(mean: float) -> bool:
+        return abs(mean - point) > quantile * std_error(mean)
+
+    if not outside(bound):
+        return bound
+    inside, beyond = point, bound
+    for _ in range(_STEPS):
+        middle = (inside + beyond) / 2
+        if outside(middle):
+            beyond = middle
+        else:
+            inside = middle
+    return inside

@@ -9,8 +9,12 @@ import re
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app.domain.builder_fields import QuestionFields, SurveyFields, definition_yaml
-from survey_app.domain.builder_fields import fields_from_source
+from survey_app.domain.builder_fields import (
+    QuestionFields,
+    SurveyFields,
+    definition_yaml,
+    fields_from_source,
+)
 from survey_app.domain.definitions import parse_definition
 from survey_app.storage.surveys import get_survey
 from survey_app.web.database_session import get_db

@@ -74,9 +74,9 @@ def test_scores_are_stored_with_the_question_and_given_back(
             (-2, -1, 0, 1, 2),
         ]
         written = definition_yaml(survey_definition(survey))
-    assert "scores: [-2, -1, 0, 1, 2]" in written or "- -2" in written
+    assert "scores:" in written and "- -2" in written
     again = parse_definition(written, "again.yaml")
-    assert [q.scores for q in again.questions][1:] == [(0, 1, 2, 3), (0, 1, 2, 3), (-2, -1, 0, 1, 2)]
+    assert [q.scores for q in again.questions] == [q.scores for q in survey.questions]
 
 
 def test_an_answer_off_the_scale_is_refused_and_nothing_stored(
