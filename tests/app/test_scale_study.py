@@ -14,7 +14,7 @@ import pyreadstat
 import pytest
 import sqlite_utils
 from flask import Flask
-from flask.testing import FlaskClient
+from flask.testing import FlaskClient, FlaskCliRunner
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.survey_yaml import definition_yaml
@@ -152,3 +152,26 @@ def test_spss_and_stata_label_each_score_with_its_option(
     }
     assert sum(columns["satisfied"]) == 39  # the scores themselves: 0s, 1s and 2s
     assert set(meta.variable_value_labels["binge"]) == {0, 1, 2, 3}
+
+
+def test_by_group_and_regression_take_a_scale_as_a_choice(
+    answered: Flask, logged_in: FlaskClient
+) -> None:
+    groups = logged_in.get(f"/research/surveys/{SLUG}/groups?question=binge&by=year")
+    text = groups.get_data(as_text=True)
+    assert groups.status_code == 200 and "Share choosing “Weekly”" in text
+    regression = logged_in.get(
+        f"/research/surveys/{SLUG}/regression?outcome=binge.3&covariates=satisfied"
+    )
+    assert regression.status_code == 200
+    assert "Weekly" in regression.get_data(as_text=True)
+
+
+def test_the_public_page_shows_a_scales_figures(answered: Flask, runner: FlaskCliRunner) -> None:
+    assert runner.invoke(args=["budget", SLUG, "2"]).exit_code == 0
+    published = runner.invoke(args=["publish", SLUG, "--epsilon", "1"])
+    assert published.exit_code == 0, published.output
+    page = answered.test_client().get(f"/results/{SLUG}")
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert "How often did you have six or more drinks" in text and "Once or twice" in text
