@@ -51,6 +51,7 @@ SPACES = {
     QuestionType.YES_NO: AnswerSpace(QuestionType.YES_NO),
     QuestionType.CHOICE: AnswerSpace(QuestionType.CHOICE, options=4),
     QuestionType.NUMBER: AnswerSpace(QuestionType.NUMBER, min=-3, max=12),
+    QuestionType.SCALE: AnswerSpace(QuestionType.SCALE, options=4),
 }
 STRING = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")(.*)\2$", re.S)
 FIELD = re.compile(r"{[^{}]*}")
@@ -269,4 +270,4 @@ def test_the_registry_names_each_mechanism_once() -> None:
     assert len(set(randomized)) == len(randomized)
     for kind in (kind for kind in QUESTION_TYPES if not kind.always_randomized):
         plain = mechanism_for(SPACES[kind], None, sensitive=False)
-        assert not plain.randomized and plain.question_type is kind
+        assert not plain.randomized and plain.question_type is kind.mechanism_kind

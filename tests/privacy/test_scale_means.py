@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from survey_app.privacy import AnswerSpace, QuestionType, mechanism_for
 from survey_app.privacy.choosing import choice_mechanism
 from survey_app.privacy.means import estimate_mean
 from survey_app.privacy.mechanisms import (
@@ -23,6 +24,9 @@ from survey_app.privacy.mechanisms import (
     PlainChoice,
     ProportionMechanism,
     SubsetSelection,
+    file_names,
+    plain,
+    randomized,
 )
 from survey_app.privacy.scale_means import (
     estimate_mean_score,
@@ -175,3 +179,15 @@ def test_the_interval_covers_at_points_of_the_table(
         mechanism = choice_mechanism(4, Fraction(epsilon), name)
     shares = scale_coverage.TRUTHS[truth]
     assert scale_coverage.coverage(mechanism, shares, n, 4_000, seed=n) >= 0.94
+
+
+def test_a_scale_is_answered_by_a_choices_mechanisms() -> None:
+    scale, choice = QuestionType.SCALE, QuestionType.CHOICE
+    assert scale.has_options and scale.has_scores and not choice.has_scores
+    assert randomized(scale) == randomized(choice) and plain(scale) is PlainChoice
+    assert file_names(scale) == file_names(choice)
+    assert scale.file_mechanisms == choice.file_mechanisms
+    for epsilon in ("0.5", "1", "4"):
+        space = AnswerSpace(scale, options=8)
+        chosen = mechanism_for(space, Fraction(epsilon))
+        assert chosen == choice_mechanism(8, Fraction(epsilon))
