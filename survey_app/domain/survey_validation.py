@@ -510,9 +510,7 @@ def _question_scores(
     """A scale's scores, as written or 0, 1, … in option order; none for the others."""
     if not kind.has_scores:
         if "scores" in question:
-            problems.add(
-                f"only rating scales have scores (this one is {kind})", f"{field}.scores"
-            )
+            problems.add(f"only rating scales have scores (this one is {kind})", f"{field}.scores")
         return ()
     count = len(options[languages[0]]) if options else None
     if "scores" not in question:
@@ -530,9 +528,7 @@ def _scores(value: object, count: int | None, field: str) -> tuple[int, ...]:
         raise SurveyDefinitionError(
             f"must give one score per option: {count} (got {len(value)})", field
         )
-    scores = tuple(
-        _score(item, f"{field}[{index}]") for index, item in enumerate(value)
-    )
+    scores = tuple(_score(item, f"{field}[{index}]") for index, item in enumerate(value))
     for index, (before, after) in enumerate(itertools.pairwise(scores)):
         if after <= before:
             raise SurveyDefinitionError(

@@ -111,9 +111,7 @@ def moved_shares(shares: Sequence[float], scores: Sequence[int], mean: float) ->
     return moved
 
 
-def _end(
-    point: float, bound: float, quantile: float, std_error: Callable[[float], float]
-) -> float:
+def _end(point: float, bound: float, quantile: float, std_error: Callable[[float], float]) -> float:
     """How far from ``point`` towards ``bound`` the interval reaches: the bound itself when
     it is within t·SE of the point, else where |point - μ| = t·SE(μ), by bisection."""
 

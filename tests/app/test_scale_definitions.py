@@ -3,6 +3,8 @@ wrong one refused with the file, line and field (the import's own machinery)."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from survey_app.domain.definitions import parse_definition
@@ -37,7 +39,7 @@ def test_written_scores_plain_and_a_named_mechanism() -> None:
         "    epsilon: 2\n"
     )
     (low,) = parse_definition(text).questions
-    assert (low.scores, low.mechanism, low.epsilon) == ((-1, 0, 4), "oue", 2)
+    assert (low.scores, low.mechanism, low.epsilon) == ((-1, 0, 4), "oue", Fraction(2))
     plain = _scale("    options: [Rarely, Often]\n    sensitive: false\n")
     assert not parse_definition(plain).questions[0].sensitive
 

@@ -58,11 +58,11 @@ MECHANISMS: list[ProportionMechanism] = [
 def _members(mechanism: ProportionMechanism, key: str) -> set[int]:
     """The options one report (as the audit writes it) counts in."""
     report = mechanism.report_format.from_audit_key(key)
+    if isinstance(report, int):
+        return {report}
     if mechanism.report_format is ReportFormat.BITS:
         return {j for j, bit in enumerate(report) if bit}
-    if mechanism.report_format is ReportFormat.SUBSET:
-        return set(report)
-    return {report}
+    return set(report)
 
 
 def _exact_reports(mechanism: ProportionMechanism) -> list[tuple[set[int], list[Fraction]]]:
