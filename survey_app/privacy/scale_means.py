@@ -61,24 +61,23 @@ def estimate_mean_score(
         return None
     p, q = mechanism.p_true, mechanism.p_false
     shares = [(c / n - q) / (p - q) for c in counts]
-    unclipped = sum(s * share for s, share in zip(scores, shares, strict=True))
+    unclipped = _mean(shares, scores)
     low_bound, high_bound = min(scores), max(scores)
     point = min(max(unclipped, float(low_bound)), float(high_bound))
     if n == 1:  # one report says nothing about spread
         whole = float(low_bound), float(high_bound)
         return MeanEstimate(point, unclipped, math.inf, *whole, confidence, SCORE_METHOD)
     projected = norm_sub(shares)
+    variance = _variance_curve(mechanism, projected, scores)
 
     def std_error(mean: float) -> float:
-        moved = moved_shares(projected, scores, mean)
-        variance = report_score_variance(mechanism, moved, scores) * n / (n - 1)
-        return math.sqrt(variance / n) / (p - q)
+        return math.sqrt(variance(mean) / (n - 1)) / (p - q)
 
     quantile = float(stdtrit(n - 1, 1 - (1 - confidence) / 2))
     low = _end(point, float(low_bound), quantile, std_error)
     high = _end(point, float(high_bound), quantile, std_error)
     low, high = positive_width(low, high, low_bound, high_bound)
-    shown_error = std_error(sum(s * x for s, x in zip(scores, projected, strict=True)))
+    shown_error = std_error(_mean(projected, scores))
     return MeanEstimate(point, unclipped, shown_error, low, high, confidence, SCORE_METHOD)
 
 
@@ -99,16 +98,41 @@ def report_score_variance(
     return max(total, 0.0)
 
 
-def moved_shares(shares: Sequence[float], scores: Sequence[int], mean: float) -> list[float]:
-    """``shares`` mixed with all of the answers at the lowest or highest score, whichever
-    is on ``mean``'s side, so that the mean score is ``mean`` (in the range)."""
-    now = sum(s * share for s, share in zip(scores, shares, strict=True))
-    end = len(scores) - 1 if mean >= now else 0
-    gap = scores[end] - now
-    weight = 0.0 if gap == 0 else min(max((mean - now) / gap, 0.0), 1.0)
-    moved = [(1 - weight) * share for share in shares]
-    moved[end] += weight
-    return moved
+def _variance_curve(
+    mechanism: ProportionMechanism, shares: Sequence[float], scores: Sequence[int]
+) -> Callable[[float], float]:
+    """One report's Var(Σ s_i I_i) as a function of the mean score μ, the shares moved from
+    ``shares`` towards the end score on μ's side, (1 - w)·shares + w·e_end.
+
+    A report's chances are linear in the true shares, so along that mixture its second
+    moment E[(Σ s_i I_i)²] is linear in w, and so in μ; its mean is q·Σs + (p - q)·μ. Three
+    exact variances (at ``shares`` and at each end) then give every μ's.
+    """
+    p, q = mechanism.p_true, mechanism.p_false
+    offset = q * sum(scores)
+
+    def second_moment(at: Sequence[float]) -> float:
+        mean = offset + (p - q) * _mean(at, scores)
+        return report_score_variance(mechanism, at, scores) + mean * mean
+
+    now, here = _mean(shares, scores), second_moment(shares)
+    last = len(scores) - 1
+    ends = {
+        index: (float(scores[index]), second_moment([float(i == index) for i in range(last + 1)]))
+        for index in (0, last)
+    }
+
+    def variance(mean: float) -> float:
+        end, moment = ends[last if mean >= now else 0]
+        weight = 0.0 if end == now else (mean - now) / (end - now)
+        reported = offset + (p - q) * mean
+        return max(here + weight * (moment - here) - reported * reported, 0.0)
+
+    return variance
+
+
+def _mean(shares: Sequence[float], scores: Sequence[int]) -> float:
+    return sum(s * share for s, share in zip(scores, shares, strict=True))
 
 
 def _end(point: float, bound: float, quantile: float, std_error: Callable[[float], float]) -> float:

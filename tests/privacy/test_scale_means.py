@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from survey_app.privacy import AnswerSpace, QuestionType, mechanism_for
+from survey_app.privacy import AnswerSpace, QuestionType, mechanism_for, scale_means
 from survey_app.privacy.choosing import choice_mechanism
 from survey_app.privacy.means import estimate_mean
 from survey_app.privacy.mechanisms import (
@@ -28,11 +28,7 @@ from survey_app.privacy.mechanisms import (
     plain,
     randomized,
 )
-from survey_app.privacy.scale_means import (
-    estimate_mean_score,
-    moved_shares,
-    report_score_variance,
-)
+from survey_app.privacy.scale_means import estimate_mean_score, report_score_variance
 from survey_app.privacy.wire import ReportFormat
 
 ROOT = Path(__file__).parents[2]
@@ -134,12 +130,21 @@ def test_a_plain_scales_standard_error_is_the_sample_means() -> None:
     assert shown.low < shown.point < shown.high and shown.method == "score"
 
 
-def test_moved_shares_reach_the_mean_asked_for() -> None:
-    for mean in (0.0, 0.5, 2.77, 9.5, 10.0):
-        moved = moved_shares(TRUTH, SCORES, mean)
-        assert sum(moved) == pytest.approx(1)
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
+def test_the_variance_curve_is_the_variance_at_the_moved_shares(
+    mechanism: ProportionMechanism,
+) -> None:
+    """The score interval's variance at a mean μ: exactly the variance at the shares mixed
+    with everyone at the end score on μ's side, in the proportion that makes the mean μ."""
+    curve = scale_means._variance_curve(mechanism, TRUTH, SCORES)
+    now = float(np.dot(SCORES, TRUTH))
+    for mean in (0.0, 0.5, now, 2.77, 9.5, 10.0):
+        end = 4 if mean >= now else 0
+        weight = (mean - now) / (SCORES[end] - now)
+        moved = [(1 - weight) * share + weight * (i == end) for i, share in enumerate(TRUTH)]
         assert float(np.dot(SCORES, moved)) == pytest.approx(mean)
-        assert min(moved) >= 0
+        expected = report_score_variance(mechanism, moved, SCORES)
+        assert curve(mean) == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
 def test_edges_nothing_one_report_everyone_at_the_top_and_beyond_the_range() -> None:
