@@ -99,6 +99,14 @@ def test_a_client_randomized_scale_report_is_stored_as_sent(
     response = respondent.post(f"/s/{SLUG}", data={**form, **reports, "randomized": "client"})
     assert response.status_code == 200
     assert database["responses"].count == RESPONDENTS + 1
+    for off_scale in ({"binge": "4"}, {"days_low": "01011"}, {"satisfied": "5"}):
+        other = answered.test_client()
+        refused = other.post(
+            f"/s/{SLUG}",
+            data={**fresh_form(other, SLUG), **reports, **off_scale, "randomized": "client"},
+        )
+        assert refused.status_code == 400, off_scale
+    assert database["responses"].count == RESPONDENTS + 1
 
 
 def test_the_dashboard_shows_the_distribution_and_the_mean_score(
