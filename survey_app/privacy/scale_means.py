@@ -26,10 +26,17 @@ score (shares 0.7/0.2/0.07/0.03, plain or at ε = 4); the score interval's lowes
 table in docs/scale-coverage.md is given there. An estimate outside the range is shown on
 the bound it passed and the interval is found from there (the boundary rule of
 ``means``), so the interval always lies in [s_min, s_max] and has positive width.
+
+The counts are whole numbers, so μ̂ moves in steps of g/(n(p - q)), g the greatest common
+divisor of the gaps between scores; |μ̂ - μ| is taken less half a step, the usual
+continuity correction. Without it a plain scale answered only at its two ends (a share in
+disguise, with Wilson's dips) covered 0.942 at n = 100; with it 0.964, while the other
+cells moved by a few thousandths at most.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 
@@ -74,8 +81,10 @@ def estimate_mean_score(
         return math.sqrt(variance(mean) / (n - 1)) / (p - q)
 
     quantile = float(stdtrit(n - 1, 1 - (1 - confidence) / 2))
-    low = _end(point, float(low_bound), quantile, std_error)
-    high = _end(point, float(high_bound), quantile, std_error)
+    steps = math.gcd(*(b - a for a, b in itertools.pairwise(scores)))
+    correction = steps / (2 * n * (p - q))
+    low = _end(point, float(low_bound), quantile, std_error, correction)
+    high = _end(point, float(high_bound), quantile, std_error, correction)
     low, high = positive_width(low, high, low_bound, high_bound)
     shown_error = std_error(_mean(projected, scores))
     return MeanEstimate(point, unclipped, shown_error, low, high, confidence, SCORE_METHOD)
@@ -135,12 +144,19 @@ def _mean(shares: Sequence[float], scores: Sequence[int]) -> float:
     return sum(s * share for s, share in zip(scores, shares, strict=True))
 
 
-def _end(point: float, bound: float, quantile: float, std_error: Callable[[float], float]) -> float:
+def _end(
+    point: float,
+    bound: float,
+    quantile: float,
+    std_error: Callable[[float], float],
+    correction: float,
+) -> float:
     """How far from ``point`` towards ``bound`` the interval reaches: the bound itself when
-    it is within t·SE of the point, else where |point - μ| = t·SE(μ), by bisection."""
+    it is within t·SE (plus the continuity correction) of the point, else where
+    |point - μ| - correction = t·SE(μ), by bisection."""
 
     def outside(mean: float) -> bool:
-        return abs(mean - point) > quantile * std_error(mean)
+        return abs(mean - point) - correction > quantile * std_error(mean)
 
     if not outside(bound):
         return bound
