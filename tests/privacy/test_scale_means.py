@@ -167,6 +167,7 @@ def test_edges_nothing_one_report_everyone_at_the_top_and_beyond_the_range() -> 
     ("name", "epsilon", "truth", "n"),
     [
         ("plain", None, "mostly never", 30),
+        ("plain", None, "polarized", 100),
         ("grr", "4", "mostly never", 30),
         ("oue", "4", "polarized", 30),
         ("subset", "2", "uniform", 100),
@@ -176,14 +177,15 @@ def test_edges_nothing_one_report_everyone_at_the_top_and_beyond_the_range() -> 
 def test_the_interval_covers_at_points_of_the_table(
     name: str, epsilon: str | None, truth: str, n: int
 ) -> None:
-    """4,000 seeded surveys each (standard error 0.0034): at least 0.94. The plug-in t
-    interval fell to 0.91 at the first two points."""
+    """4,000 seeded surveys each (standard error 0.0034): at least 0.945. The second point,
+    a plain scale answered only at its ends, falls to 0.9415 both with the plug-in
+    variance (no moved shares) and without the continuity correction."""
     if epsilon is None:
         mechanism: ProportionMechanism = PlainChoice(4)
     else:
         mechanism = choice_mechanism(4, Fraction(epsilon), name)
     shares = scale_coverage.TRUTHS[truth]
-    assert scale_coverage.coverage(mechanism, shares, n, 4_000, seed=n) >= 0.94
+    assert scale_coverage.coverage(mechanism, shares, n, 4_000, seed=n) >= 0.945
 
 
 def test_a_scale_is_answered_by_a_choices_mechanisms() -> None:
