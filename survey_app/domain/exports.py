@@ -64,8 +64,9 @@ MEAN_SCORE = (
     "a scale's row with category mean: the mean score sum(s_i * estimate_i) over its options "
     "(scores in the codebook's questions), unbiased; std_error from the covariance of the "
     "option estimates, s' Cov s, at the shares projected onto the simplex; interval_method "
-    "score: every mean m within the scores' range with |estimate - m| <= t(n-1) * SE(m), "
-    "SE(m) at the shares moved towards the end score on m's side until their mean is m"
+    "score: every mean m within the scores' range with |estimate - m| - h <= t(n-1) * SE(m), "
+    "SE(m) at the shares moved towards the end score on m's side until their mean is m, h "
+    "half the estimate's step (continuity correction)"
 )
 SIMULTANEOUS = (
     "simultaneous_low/high: each option's interval at level 1 - (1 - confidence)/k, so with "
