@@ -455,7 +455,10 @@ def test_a_grr_that_keeps_the_truth_too_often_fails_in_python() -> None:
 
 @pytest.mark.browser
 def test_a_grr_that_keeps_the_truth_too_often_fails_in_the_browser(chromium: None) -> None:
-    script = broken_script("bern(...rational(p.keep_probability))", "bern(1n, 2n)")
+    script = broken_script(
+        "if (bern(...rational(p.keep_probability))) return Number(x);",
+        "if (bern(1n, 2n)) return Number(x);",
+    )
     # The same keep probability of 1/2 in the browser, the same margins as above.
     report = run_audit([case("GRR, k = 5, ε = 1")], 10_000, python=False, script=script)
     (result,) = only(report, BROWSER)
