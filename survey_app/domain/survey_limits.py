@@ -12,6 +12,7 @@ from fractions import Fraction
 
 from survey_app.privacy import QuestionType
 from survey_app.privacy.mechanisms import AUTO, file_names, randomized
+from survey_app.privacy.mechanisms import MECHANISMS as REGISTERED
 
 #: Keys a definition may have, in documentation order; True marks the required ones.
 SURVEY_KEYS = {
@@ -46,6 +47,14 @@ QUESTION_KEYS = {
 #: The kinds a survey may ask: those with a registered mechanism (a kind whose mechanism
 #: is still in ``mechanisms.UNWIRED`` waits).
 QUESTION_TYPES = tuple(kind for kind in QuestionType if randomized(kind))
+#: The kinds a question may be plain in (``sensitive: false``, stored as given): those with
+#: a plain mechanism. Yes/no exists to be randomized; tick all that apply has no plain
+#: mechanism yet, so it is always randomized too.
+PLAIN_TYPES = tuple(
+    kind
+    for kind in QUESTION_TYPES
+    if any(m.question_type is kind and not m.randomized for m in REGISTERED)
+)
 # open: anyone with the survey's address, once per browser; invitation: single-use links.
 ACCESS_MODES = ("open", "invitation")
 DEFAULT_QUESTION_TYPE = QuestionType.YES_NO

@@ -47,6 +47,7 @@ from survey_app.domain.survey_limits import (
     MAX_TITLE_LENGTH,
     MECHANISMS,
     MIN_OPTIONS,
+    PLAIN_TYPES,
     QUESTION_KEY_PATTERN,
     QUESTION_KEYS,
     QUESTION_TYPES,
@@ -415,6 +416,13 @@ def _question(
             f"{field}.sensitive",
         )
         sensitive = True  # as it will be: its ε is still judged, and no plain rule applies
+    elif not sensitive and kind not in PLAIN_TYPES:
+        problems.add(
+            f"{kind} questions are always randomized (there is no plain form of them yet): "
+            "leave sensitive out",
+            f"{field}.sensitive",
+        )
+        sensitive = True
     epsilon = None
     if "epsilon" in question:
         epsilon = problems.check(_epsilon, question["epsilon"], sensitive, f"{field}.epsilon")
@@ -493,10 +501,29 @@ def _question_options(
             )
         return dict.fromkeys(languages, ())
     if "options" not in question:
-        needs = "a rating scale" if kind.has_scores else "a choice question"
+        needs = "a rating scale" if kind.has_scores else f"a {kind} question"
         problems.add(f"is required for {needs}", f"{field}.options")
         return None
-    return _options(question["options"], f"{field}.options", languages, problems)
+    options = _options(question["options"], f"{field}.options", languages, problems)
+    if options is not None and kind.is_multiple:
+        _no_none_option(options[languages[0]], f"{field}.options", problems)
+    return options
+
+
+#: Options a tick-all-that-apply question may not list: ticking none of them says it.
+NONE_OPTIONS = frozenset({"none", "none of these", "none of the above", "nothing"})
+
+
+def _no_none_option(options: tuple[str, ...], field: str, problems: _Problems) -> None:
+    """"None of these" is ticking nothing: as an option it could be ticked with others,
+    and its share would be estimated apart from the empty set it means."""
+    for index, option in enumerate(options):
+        if option.strip().rstrip(".").casefold() in NONE_OPTIONS:
+            problems.add(
+                f"{_shorten(option)}: a tick-all-that-apply question says none of these "
+                "by ticking nothing; leave it out of the options",
+                f"{field}[{index}]",
+            )
 
 
 def _question_scores(

@@ -552,7 +552,8 @@ def shipped_cases() -> list[AuditCase]:
     6     GRR k = 13, ε = 1: keep = a/2^45
     7     yes/no at ε = 0.5 and 2, GRR k = 5 and OUE at ε = 1; Duchi 0-50 (Python);
           subset selection k = 8, ε = 1 (the truth kept with p = a/2^m, then
-          partial Fisher-Yates draws below 7, 6); piecewise 0-10, ε = 1
+          partial Fisher-Yates draws below 7, 6); piecewise 0-10, ε = 1; tick all
+          that apply k = 5, ε = 1 (p = a/2^m; the option below 5: 1 byte)
     8     Duchi 0-50 (browser); Duchi 1-800000 at min and max (Python)
     9     OUE, ε = 9: q = a/2^65
     10    Duchi 0-1000000, ε = 1: 2^55·10⁶ (answer 1 in Python)
@@ -600,6 +601,7 @@ def shipped_cases() -> list[AuditCase]:
         ),
         AuditCase("Duchi, 0-50, ε = 1", duchi(0, 50, one), (0, 50)),
         AuditCase("piecewise, 0-10, ε = 1", piecewise(0, 10, one), (0, 10)),
+        *tick_all_cases(),
         AuditCase(
             "Duchi, 0-1000000, ε = 1",
             duchi(0, 1_000_000, one),
@@ -616,8 +618,7 @@ def shipped_cases() -> list[AuditCase]:
 
 
 def tick_all_cases() -> list[AuditCase]:
-    """Tick all that apply, one sampled option: not shipped yet (``mechanisms.UNWIRED``),
-    so not in ``shipped_cases``; it joins them when the type is wired in.
+    """Tick all that apply, one sampled option (part of ``shipped_cases``).
 
     Its answers are sets, and a leak would show between sets of different sizes: none
     ticked, one, and all five. The report's chance differs only through p (a rational

@@ -48,6 +48,11 @@ class QuestionType(enum.StrEnum):
         return self is QuestionType.SCALE
 
     @property
+    def is_multiple(self) -> bool:
+        """Tick all that apply: the answer is any set of the options, one share each."""
+        return self is QuestionType.MULTIPLE
+
+    @property
     def has_options(self) -> bool:
         """Whether a question of this kind lists its options (and k is their count): a
         scale's labels are its options."""

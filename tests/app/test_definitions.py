@@ -1499,8 +1499,8 @@ def test_limits_are_one_place() -> None:
         Fraction(1000),
     )
     assert (MAX_NUMBER_RANGE, MAX_NUMBER_MAGNITUDE) == (1_000_000, 10**9)
-    assert set(MECHANISMS) == {"choice", "number", "scale"}
-    assert QUESTION_TYPES == ("yes_no", "choice", "number", "scale")
+    assert set(MECHANISMS) == {"choice", "number", "scale", "multiple"}
+    assert QUESTION_TYPES == ("yes_no", "choice", "number", "scale", "multiple")
 
 
 @pytest.mark.parametrize("written", ["1.0e+9999999", "1.0e-9999999"])

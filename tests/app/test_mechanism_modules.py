@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from babel.messages.pofile import read_po
 
-from survey_app.domain.survey_limits import QUESTION_TYPES
+from survey_app.domain.survey_limits import PLAIN_TYPES, QUESTION_TYPES
 from survey_app.privacy import (
     MECHANISMS,
     AnswerSpace,
@@ -52,6 +52,7 @@ SPACES = {
     QuestionType.CHOICE: AnswerSpace(QuestionType.CHOICE, options=4),
     QuestionType.NUMBER: AnswerSpace(QuestionType.NUMBER, min=-3, max=12),
     QuestionType.SCALE: AnswerSpace(QuestionType.SCALE, options=4),
+    QuestionType.MULTIPLE: AnswerSpace(QuestionType.MULTIPLE, options=4),
 }
 STRING = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")(.*)\2$", re.S)
 FIELD = re.compile(r"{[^{}]*}")
@@ -221,6 +222,8 @@ def test_each_randomized_mechanism_counts_its_reports_for_a_public_release(
 def _a_value(instance: interface.Mechanism) -> object:
     if instance.question_type.has_range:
         return 5
+    if instance.question_type.answer_format.marks_options:
+        return (0, 1, 1, 0)  # tick all that apply: options 1 and 2 ticked
     if instance.question_type.has_options:
         return 2
     return True
@@ -268,6 +271,6 @@ def test_the_registry_names_each_mechanism_once() -> None:
     assert len(set(file_names)) == len(file_names)
     randomized = [m.name for m in MECHANISMS if m.randomized]
     assert len(set(randomized)) == len(randomized)
-    for kind in (kind for kind in QUESTION_TYPES if not kind.always_randomized):
+    for kind in PLAIN_TYPES:
         plain = mechanism_for(SPACES[kind], None, sensitive=False)
         assert not plain.randomized and plain.question_type is kind.mechanism_kind

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from survey_app.cli.audit import BROWSER, browser_source, format_report, run_audit
-from survey_app.privacy.audit import tick_all_cases
+from survey_app.privacy.audit import shipped_cases, tick_all_cases
 from survey_app.privacy.mechanisms.sampled_option import SampledOption
 from survey_app.privacy.wire import ReportFormat
 from tests.browser.test_randomizer import COINS, DRAWS, STATIC, check_cells, load_samplers, sample
@@ -128,6 +128,7 @@ def test_the_audit_fails_a_browser_sampler_revealing_the_number_ticked() -> None
     the first ticked option when there is one (the report then says a set is not empty)
     fails, as the Python break does (tests/privacy/test_sampled_option.py)."""
     (case,) = tick_all_cases()
+    assert case in shipped_cases()  # what ``survey-app audit`` runs
     honest = run_audit([case], 3_000, python=False)
     assert honest.passed, format_report(honest)
     source = browser_source()

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from survey_app.cli.audit import PYTHON, format_report, run_audit
-from survey_app.privacy.audit import AuditCase, tick_all_cases
+from survey_app.domain.survey_limits import QUESTION_TYPES
+from survey_app.privacy.audit import AuditCase, shipped_cases, tick_all_cases
 from survey_app.privacy.choosing import mechanism_for, yes_no_mechanism
 from survey_app.privacy.coins import SECURE, RandomSource, bernoulli, uniform_below
 from survey_app.privacy.mechanisms import UNWIRED, SampledOption
@@ -164,9 +165,9 @@ def test_the_audit_passes_the_honest_sampler_and_fails_one_revealing_the_number_
     0.054 for none ticked: the true ε is ln(5e) = 2.6, and 3,000 reports per answer put
     the bound above 2 and the fit's χ² in the thousands."""
     (case,) = tick_all_cases()
+    assert case in shipped_cases()  # what ``survey-app audit`` runs
     space = AnswerSpace(QuestionType.MULTIPLE, options=5)
-    assert SampledOption in UNWIRED
-    assert case.mechanism == mechanism_for(space, Fraction(1), include_unwired=True)
+    assert case.mechanism == mechanism_for(space, Fraction(1))
     honest = run_audit([case], 3_000, browser=False)
     assert honest.passed, format_report(honest)
     mechanism = case.mechanism
@@ -350,10 +351,10 @@ def test_one_sampled_option_beats_coins_on_every_option_for_a_rare_option(
     assert mechanism_for(space, requested, "sampled", include_unwired=True) == sampled
 
 
-def test_the_type_has_no_mechanism_until_it_is_wired() -> None:
+def test_the_type_is_offered_with_its_one_mechanism() -> None:
     space = AnswerSpace(QuestionType.MULTIPLE, options=4)
-    with pytest.raises(ValueError, match="must be one of auto$"):
-        mechanism_for(space, Fraction(1), "sampled")
+    assert SampledOption not in UNWIRED and QuestionType.MULTIPLE in QUESTION_TYPES
+    assert mechanism_for(space, Fraction(1), "sampled") == mechanism_for(space, Fraction(1))
     assert QuestionType.MULTIPLE.answer_format is ReportFormat.BITS
     assert QuestionType.MULTIPLE.has_options and not QuestionType.MULTIPLE.estimates_mean
 

@@ -31,6 +31,7 @@ MECHANISMS: tuple[type[Mechanism], ...] = (
     DiscreteLaplace,
     DuchiBinary,
     DiscretePiecewise,
+    SampledOption,
     PlainChoice,
     PlainNumber,
 )
@@ -40,7 +41,7 @@ MECHANISMS: tuple[type[Mechanism], ...] = (
 #: registered ones, so that their accuracy can be compared before they are offered. Wiring
 #: one in moves it into ``MECHANISMS``, where ``tests/app/test_mechanism_modules.py``
 #: then asks for the rest of "Adding a mechanism".
-UNWIRED: tuple[type[Mechanism], ...] = (SampledOption,)
+UNWIRED: tuple[type[Mechanism], ...] = ()
 #: Every stored mechanism name, in registry order, each once.
 MECHANISM_NAMES = tuple(dict.fromkeys(mechanism.name for mechanism in MECHANISMS))
 #: What a survey file writes to let the app pick the more accurate mechanism.

@@ -137,6 +137,15 @@ class SampledOption(MechanismDefaults):
         return epsilon_of_ratio(self.worst_ratio)
 
     @property
+    def p_true(self) -> float:
+        """A ticker's chance of b = 1 among the reports about the option (not among all)."""
+        return float(self.keep_probability)
+
+    @property
+    def p_false(self) -> float:
+        return float(1 - self.keep_probability)
+
+    @property
     def exact_rates(self) -> tuple[Fraction, Fraction]:
         """Among the reports about one option: (a ticker's chance of b = 1, a
         non-ticker's), p and 1 - p. The count's denominator is n_j, not n."""
