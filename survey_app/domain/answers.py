@@ -69,6 +69,14 @@ def set_pattern(question: Question) -> str:
     return rf"^[0-9]{{{width}}}(,[0-9]{{{width}}})*\Z"
 
 
+def option_bit_pattern(question: Question) -> str:
+    """The shape of a posted sampled option and its bit, "07:1": the index padded as
+    ``option_value``, so every report of one question has one length. The mechanism
+    checks the rest (``check_report``: the index below k)."""
+    width = len(str(len(question.options) - 1))
+    return rf"^[0-9]{{{width}}}:[01]\Z"
+
+
 def number_digits(question: Question) -> int:
     """How many digits a number question's fixed-width form has: those of its widest bound."""
     assert question.min is not None and question.max is not None

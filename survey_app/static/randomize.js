@@ -24,10 +24,14 @@
       hidden.add(input.name);
       add(input.name, input.value);
     });
-    const seen = new Set();
+    const seen = new Set(), own = (key) => Object.prototype.hasOwnProperty.call(design, key);
+    const ticks = {}; // tick all that apply: "<key>.<j>" y/n, sent only as the report
     for (const [name, value] of new FormData(form)) {
       if (hidden.has(name) || typeof value !== "string" || value === "") continue;
-      if (Object.prototype.hasOwnProperty.call(design, name)) {
+      const [key, j] = name.split(".");
+      if (j !== undefined && own(key)) {
+        (ticks[key] = ticks[key] || [])[j] = { y: "1", n: "0" }[value];
+      } else if (own(name)) {
         if (seen.has(name)) throw new Error("two answers for " + name);
         seen.add(name);
         add(name, R.wire(design[name], value));
@@ -35,6 +39,11 @@
         const input = form.querySelector(`[name="${name}"]:enabled`);
         add(name, input && input.type === "number" ? R.pad(value) : value); // plain
       }
+    }
+    for (const [key, bits] of Object.entries(ticks)) {
+      const answer = Array.from({ length: Number(design[key].k) }, (_, j) => bits[j]).join("");
+      if (answer.length !== Number(design[key].k)) throw new Error("not all answered: " + key);
+      add(key, R.wire(design[key], answer));
     }
     add("randomized", "client");
     return out;

@@ -36,6 +36,7 @@ from survey_app.web.i18n import (
 )
 from survey_app.web.research.publishing import epsilon_shown
 from survey_app.web.research.routes import MECHANISM_NAMES, METHOD_NAMES, STATUS_NAMES
+from survey_app.web.respond.tick_fields import option_name
 from survey_app.web.respond.wording import error_wording, stored_day, typing_examples
 from survey_app.web.survey_address import address_qr, differing_base, survey_address
 
@@ -48,6 +49,7 @@ HELPERS: tuple[Callable[..., Any], ...] = (
     listed_numbers,
     number_digits,
     report_alternatives,
+    option_name,  # a tick-all question's yes/no pair per option (tick_fields.py)
     # Words and numbers in the page's language (wording.py, question_privacy.py).
     error_wording,
     typing_examples,

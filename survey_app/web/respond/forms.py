@@ -42,6 +42,7 @@ from survey_app.domain.answers import (
     YES,
     Report,
     Value,
+    option_bit_pattern,
     option_value,
     set_pattern,
 )
@@ -157,11 +158,15 @@ def _answer_field(question: Question, reports: bool) -> Field:
         return RadioField(question.text, choices=YES_NO, validators=presence)
     if wire is ReportFormat.BITS:
         pattern = rf"^[01]{{{len(question.options)}}}\Z"
-        message = _("The randomized answer is malformed.")
+        message = (
+            _("The randomized answer is malformed.")
+            if reports
+            else _("Please answer yes or no for every option.")  # tick_fields.joined_ticks
+        )
         return StringField(question.text, validators=[*presence, Regexp(pattern, message=message)])
-    if wire is ReportFormat.SUBSET:
+    if wire in _REPORT_PATTERNS:
         message = _("The randomized answer is malformed.")
-        shape = Regexp(set_pattern(question), message=message)
+        shape = Regexp(_REPORT_PATTERNS[wire](question), message=message)
         return StringField(question.text, validators=[*presence, shape, HonestReport(question)])
     if wire is ReportFormat.OPTION:
         indexes = [option_value(question, index) for index in range(len(question.options))]
@@ -169,6 +174,10 @@ def _answer_field(question: Question, reports: bool) -> Field:
     padded = [FixedWidthNumber()] if wire is ReportFormat.PADDED_NUMBER else []
     in_range = _honest_reports(question) if reports and question.sensitive else _answers(question)
     return IntegerField(question.text, validators=[*presence, *padded, in_range])
+
+
+#: Reports posted as text of one shape per question, which the mechanism checks further.
+_REPORT_PATTERNS = {ReportFormat.SUBSET: set_pattern, ReportFormat.OPTION_BIT: option_bit_pattern}
 
 
 def _posted_format(question: Question, reports: bool) -> ReportFormat:

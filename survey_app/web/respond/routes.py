@@ -43,6 +43,7 @@ from survey_app.web.respond.forms import (
     stored_submission_id,
 )
 from survey_app.web.respond.scripts import script_addresses, script_response
+from survey_app.web.respond.tick_fields import joined_ticks
 from survey_app.web.respond.wording import UNAVAILABLE
 
 bp = Blueprint("respond", __name__)
@@ -166,9 +167,10 @@ def submit(slug: str) -> tuple[str, int]:
     survey = _survey_or_404(slug)
     if not survey.accepts_responses:
         return _unavailable(survey.status)
-    form = build_response_form(survey, request.form)
+    posted = joined_ticks(survey, request.form)
+    form = build_response_form(survey, posted)
     agreed = form["agreed"].data == "yes"
-    problems = form_problems(survey, request.form)
+    problems = form_problems(survey, posted)
     if problems or not form.validate():
         invitation = form["invitation"].data if not form["invitation"].errors else None
         return _survey_page(survey, invitation, agreed, Refusal(problems, form.errors))
