@@ -48,7 +48,9 @@ AGGREGATE_COLUMNS = (
 RESPONSE_COLUMNS = ("survey", "answered_on", "design")
 ESTIMATOR = (
     "shares: unbiased moment estimator (count/n - p_false)/(p_true - p_false), clipped to "
-    "[0, 1]; numbers: mean of the reports mapped to the answer's scale, clipped to [min, max]"
+    "[0, 1]; numbers: mean of the reports mapped to the answer's scale, clipped to [min, max]; "
+    "tick all that apply: each option's share by the same estimator among the n reports "
+    "about that option (its row's n), with reported = those saying ticked"
 )
 INTERVAL_DESCRIPTIONS = {
     "wilson": "Wilson score interval for the reported rate, mapped through "
@@ -75,7 +77,8 @@ SIMULTANEOUS = (
 DISPLAY = (
     "display_estimate: the choice estimates projected onto the simplex by norm-sub "
     "(one common amount subtracted from the positive estimates, negatives set to 0, summing "
-    "to 1); for display only, the unbiased values are in estimate"
+    "to 1); for display only, the unbiased values are in estimate; a tick-all question's "
+    "shares need not sum to 1: its display_estimate is the clipped estimate"
 )
 # Spreadsheets run a cell that starts with one of these as a formula (CSV injection).
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -137,7 +140,9 @@ def aggregate_rows(
             "parameters": question.mechanism.parameters(),
         }
         for category in item.categories:
-            yield {**common, **_share_row(item, category)}
+            # Tick all that apply: an option's n is the reports about it (n_j).
+            about = {} if category.about is None else {"n": category.about}
+            yield {**common, **about, **_share_row(item, category)}
         if question.type.estimates_mean or question.type.has_scores:
             yield {**common, **_mean_row(item.mean)}
 

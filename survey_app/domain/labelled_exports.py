@@ -66,6 +66,8 @@ RESERVED_NAMES = frozenset(
 )
 STATA_STRING_TYPE = re.compile(r"str\d+")
 YES_NO_LABELS = {1: "yes", 0: "no"}
+#: Tick all that apply: whether the option a response reports on was reported ticked.
+TICKED_LABELS = {1: "ticked", 0: "not ticked"}
 # The CSV's first three columns: their labels and kinds.
 FIXED = (
     ("survey", "text"),
@@ -160,7 +162,14 @@ def variable_names(columns: Sequence[str]) -> list[str]:
 
 
 def _question_variables(question: Question, names: Iterator[str]) -> list[Variable]:
-    """A question's variables: one, or one per option's bit (labelled "[option] text")."""
+    """A question's variables: one, or one per option's bit (labelled "[option] text"),
+    or for tick all that apply the option a response reports on and its reported tick."""
+    if question.type.is_multiple:
+        options = dict(enumerate(question.options))
+        return [
+            Variable(next(names), f"{question.text} (option reported on)", options, "code"),
+            Variable(next(names), f"{question.text} (reported ticked)", TICKED_LABELS, "code"),
+        ]
     if len(question.mechanism.export_columns(question.key)) > 1:
         return [
             Variable(next(names), f"[{option}] {question.text}", None, "code")
@@ -247,6 +256,11 @@ def _coded(labels: dict[int, str]) -> str:
 def _values_text(question: Question, variables: list[Variable], encoding: str) -> tuple[str, str]:
     """What the question's values are, and which reports a share counts."""
     [first, *others] = variables
+    if question.type.is_multiple:
+        option, ticked = first.name, others[0].name
+        codes = _coded(dict(enumerate(question.options)))
+        values = f"{option}: {codes}; {ticked}: 1 = ticked, 0 = not"
+        return values, f"with {ticked} = 1 among the rows whose {option} is the option"
     if others:
         per_option = zip(variables, question.options, strict=True)
         bits = "; ".join(f"{variable.name} for {option}" for variable, option in per_option)

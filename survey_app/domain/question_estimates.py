@@ -24,7 +24,9 @@ from survey_app.privacy import (
     estimate_proportion,
 )
 from survey_app.privacy.means import estimate_number_mean
+from survey_app.privacy.mechanisms import SampledOption
 from survey_app.privacy.scale_means import estimate_mean_score
+from survey_app.privacy.ticked_shares import estimate_ticked
 from survey_app.storage.surveys import Question, Survey
 from survey_app.storage.tallies import Cells, read_tallies
 
@@ -43,6 +45,8 @@ class CategoryEstimate:
     estimate: Estimate | None
     simultaneous: Estimate | None
     display: float | None
+    #: Tick all that apply: n_j, the reports about this option (None: every report).
+    about: int | None = None
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,8 @@ class QuestionEstimate:
     mean: MeanEstimate | None = None
 
     def reported_rate(self, category: CategoryEstimate) -> float | None:
-        return category.reported / self.n if self.n else None
+        among = self.n if category.about is None else category.about
+        return category.reported / among if among else None
 
 
 def survey_estimates(
@@ -92,6 +97,10 @@ def question_estimate(
         return QuestionEstimate(
             question, n, (CategoryEstimate("yes", yes, estimate, estimate, point),)
         )
+    if question.type.is_multiple:
+        return QuestionEstimate(
+            question, n, _ticked_categories(question, cells, confidence, method)
+        )
     counts = [cells.get(str(index), 0) for index in range(len(question.options))]
     choice = estimate_choice(counts, n, p_true, p_false, confidence, method)
     if choice is None:
@@ -114,3 +123,26 @@ def question_estimate(
     if question.type.has_scores:
         mean = estimate_mean_score(mechanism, counts, n, question.scores, confidence)  # type: ignore[arg-type]
     return QuestionEstimate(question, n, categories, mean)
+
+
+def _ticked_categories(
+    question: Question, cells: Cells, confidence: float, method: str
+) -> tuple[CategoryEstimate, ...]:
+    """Tick all that apply: each option's share from the reports about it, n_j of them,
+    c_j saying ticked (``privacy.ticked_shares``); nothing to project,
+    as the shares need not sum to 1, so the point shown is the clipped estimate."""
+    mechanism = cast(SampledOption, question.mechanism)
+    about, ticked = mechanism.option_counts(cells)
+    p_true, p_false = mechanism.exact_rates
+    shares = estimate_ticked(about, ticked, float(p_true), float(p_false), confidence, method)
+    return tuple(
+        CategoryEstimate(
+            option,
+            ticked[index],
+            shares.options[index] if shares else None,
+            shares.simultaneous[index] if shares else None,
+            single.point if shares and (single := shares.options[index]) else None,
+            about[index],
+        )
+        for index, option in enumerate(question.options)
+    )

@@ -515,7 +515,7 @@ NONE_OPTIONS = frozenset({"none", "none of these", "none of the above", "nothing
 
 
 def _no_none_option(options: tuple[str, ...], field: str, problems: _Problems) -> None:
-    """"None of these" is ticking nothing: as an option it could be ticked with others,
+    """ "None of these" is ticking nothing: as an option it could be ticked with others,
     and its share would be estimated apart from the empty set it means."""
     for index, option in enumerate(options):
         if option.strip().rstrip(".").casefold() in NONE_OPTIONS:

@@ -264,6 +264,13 @@ class SampledOption(MechanismDefaults):
             ),
         )
 
+    def option_counts(self, cells: Mapping[str, int]) -> tuple[list[int], list[int]]:
+        """From the tally cells, per option j: n_j, the reports about j ("j:0" + "j:1"),
+        and c_j, those of them saying ticked ("j:1"), as ``estimate_ticked`` takes them."""
+        ticked = [cells.get(f"{index}:1", 0) for index in range(self.k)]
+        about = [cells.get(f"{index}:0", 0) + count for index, count in enumerate(ticked)]
+        return about, ticked
+
     def central_counting(self) -> CentralCounting:
         """A count per (option, bit) in the order of ``tally_cells``; a report is one of
         them, so it moves the 2k counts by 1 in all."""
