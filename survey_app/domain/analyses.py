@@ -138,12 +138,24 @@ def plain_questions(survey: Survey) -> tuple[Question, ...]:
 
 def _in_category(question: Question, stored: Stored, option: int | None) -> bool:
     """Whether a stored report is in the category: "yes", or option ``option`` (a GRR
-    report of that option, or that bit of a unary report)."""
+    report of that option, or that bit of a unary report, or a tick-all report of that
+    option saying ticked)."""
     if question.type.is_yes_no:
         return bool(stored)
+    if question.type.is_multiple:
+        return stored is not None and question.mechanism.report_format.load(stored) == (option, 1)
     if isinstance(stored, str):
         return stored[option or 0] == "1"
     return stored == option
+
+
+def _bears_on(question: Question, stored: Stored, option: int | None) -> bool:
+    """Whether a stored report says anything about the category: every report does,
+    except a tick-all one about another option than ``option`` (a skip is kept)."""
+    if stored is None or not question.type.is_multiple:
+        return True
+    index, _bit = question.mechanism.report_format.load(stored)  # type: ignore[misc]
+    return bool(index == option)
 
 
 def _label(question: Question, stored: Stored) -> str:
@@ -351,6 +363,8 @@ def _group_counts(
     reported: Counter[str] = Counter()
     totals: Counter[str] = Counter()
     for (group, report), n in sorted(counts.items(), key=lambda item: _order(item[0][0])):
+        if not _bears_on(question, report, option):
+            continue  # a tick-all report about another option: n_j counts only its own
         totals[str(group)] += n
         reported[str(group)] += n if _in_category(question, report, option) else 0
     return {group: GroupCount(reported[group], totals[group]) for group in totals}
@@ -454,6 +468,8 @@ class RegressionResult:
     #: The likelihood is highest at an estimated share of 0% or 100% for some respondents:
     #: some estimates are infinite, with no standard error (``RegressionFit.boundary``).
     boundary: bool
+    #: Tick all that apply: responses left out as reporting on another option.
+    elsewhere: int = 0
 
     @property
     def open_sided(self) -> bool:
@@ -498,7 +514,9 @@ def fit_regression(
         raise AnalysisError(lazy_gettext("Choose each covariate once."))
     covariates = tuple(_plain(survey, key, outcome) for key in covariate_keys)
     keys = (*(q.key for q in covariates), outcome.key)
-    counts = joint_counts(db, survey, keys, patience=patience)
+    counts, elsewhere = _about_option(
+        outcome, joint_counts(db, survey, keys, patience=patience), option
+    )
     mechanism = cast(ProportionMechanism, outcome.mechanism)  # an outcome question's
     try:
         design = design_from_counts(counts, outcome.key, [_covariate(q) for q in covariates])
@@ -515,7 +533,21 @@ def fit_regression(
         dropped=design.dropped,
         confidence=confidence,
         boundary=fit.boundary,
+        elsewhere=elsewhere,
     )
+
+
+def _about_option(
+    outcome: Question, counts: Mapping[tuple[Stored, ...], int], option: int | None
+) -> tuple[Mapping[tuple[Stored, ...], int], int]:
+    """The combinations whose outcome report bears on ``option``, and how many responses
+    reported on another option: a tick-all report is about one option drawn at random, so
+    only the reports about ``option`` carry its likelihood (each a yes/no report with the
+    mechanism's p, 1 - p). Skips are kept, for the design to count as dropped."""
+    if not outcome.type.is_multiple:
+        return counts, 0
+    kept = {c: n for c, n in counts.items() if _bears_on(outcome, c[-1], option)}
+    return kept, sum(counts.values()) - sum(kept.values())
 
 
 def _covariate(question: Question) -> Covariate:

@@ -399,9 +399,13 @@ def _category_cell(mechanism: ProportionMechanism, option: int | None) -> TallyC
         if option is not None:
             raise UnsupportedOutcomeError("a yes/no question has no options to choose from")
         return categories["yes"]
-    if option is None or str(operator.index(option)) not in categories:
-        raise UnsupportedOutcomeError(f"choose an option between 0 and {len(categories) - 1}")
-    return categories[str(option)]
+    # Tick all that apply: the reports about the option saying "ticked" ("j:1"); the
+    # caller fits only the rows about that option (the others say nothing of it).
+    suffix = ":1" if mechanism.question_type.is_multiple else ""
+    last = len(categories) // 2 - 1 if suffix else len(categories) - 1
+    if option is None or f"{operator.index(option)}{suffix}" not in categories:
+        raise UnsupportedOutcomeError(f"choose an option between 0 and {last}")
+    return categories[f"{option}{suffix}"]
 
 
 def fit_randomized_logistic(
