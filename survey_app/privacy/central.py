@@ -557,9 +557,40 @@ def noisy_estimates(
     count_gamma, report_gamma = gammas
     count_noise = discrete_laplace_variance(count_gamma)
     report_noise = discrete_laplace_variance(report_gamma)
+    if mechanism.question_type.is_multiple:
+        return _ticked_estimates(
+            cast(ProportionMechanism, mechanism), noisy_reports, report_noise, confidence
+        )
     estimate = _estimator(mechanism)
     return tuple(
         estimate(noisy_n, count, report_noise, count_noise, confidence) for count in noisy_reports
+    )
+
+
+def _ticked_estimates(
+    mechanism: ProportionMechanism,
+    noisy_reports: Sequence[int],
+    noise: float,
+    confidence: float,
+) -> tuple[Estimate, ...]:
+    """Tick all that apply: option j's share from its two noisy counts alone, the reports
+    about j saying "not ticked" and "ticked" (``central_counting``'s cells 2j and 2j + 1):
+    ỹ = c̃_j1 among ñ_j = c̃_j0 + c̃_j1, a yes/no question answered n_j times with the
+    mechanism's p and 1 - p. ñ_j shares ỹ's noise, so Var(ỹ - λñ_j) = n_jλ(1 - λ) +
+    V((1 - λ)² + λ²), at most the V(1 + λ²) ``noisy_share_interval`` allows for: its
+    interval is conservative here. An ñ_j below 1 is taken as 1, where the noise swamps
+    the count and the interval is all of [0, 1]."""
+    pairs = zip(noisy_reports[::2], noisy_reports[1::2], strict=True)
+    return tuple(
+        noisy_share_interval(
+            ticked,
+            max(not_ticked + ticked, 1),
+            noise,
+            mechanism.p_true,
+            mechanism.p_false,
+            confidence,
+        )
+        for not_ticked, ticked in pairs
     )
 
 

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from babel.messages.pofile import read_po
 
-from survey_app.domain.survey_limits import PLAIN_TYPES, QUESTION_TYPES
+from survey_app.domain.survey_limits import PLAIN_TYPES
 from survey_app.privacy import (
     MECHANISMS,
     AnswerSpace,

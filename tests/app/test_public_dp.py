@@ -37,6 +37,7 @@ from survey_app.privacy import (
     Mechanism,
     OptimizedUnaryEncoding,
     RandomSource,
+    SampledOption,
     SubsetSelection,
 )
 from survey_app.privacy.central import (
@@ -72,6 +73,7 @@ MECHANISMS: dict[str, Mechanism] = {
     "GRR": GeneralizedRandomizedResponse.from_epsilon(3, 1),
     "OUE": OptimizedUnaryEncoding.from_epsilon(3, 1),
     "subset selection": SubsetSelection.from_epsilon(4, 1, 2),
+    "tick all that apply": SampledOption.from_epsilon(2, 1),
     "Duchi": DuchiBinary.from_epsilon(0, 4, 1),
     # A large local ε keeps the honest range small enough to enumerate (B = 8).
     "discrete Laplace": DiscreteLaplace.from_epsilon(0, 2, 10),
@@ -87,6 +89,8 @@ def possible_reports(mechanism: Mechanism) -> list[Any]:
         return list(itertools.product(range(low, high + 1), repeat=mechanism.k))
     if isinstance(mechanism, SubsetSelection):  # a set of another size is never stored
         return list(itertools.combinations(range(mechanism.k), mechanism.size))
+    if isinstance(mechanism, SampledOption):  # an option and its bit
+        return list(itertools.product(range(mechanism.k), (0, 1)))
     return list(range(low - 2, high + 3))
 
 
@@ -242,6 +246,7 @@ questions:
   - {key: apps, text: "Which apps?", type: choice, options: [p, q, r, s], mechanism: oue}
   - {key: drinks, text: "Drinks?", type: number, min: 0, max: 10, mechanism: laplace}
   - {key: hours, text: "Hours?", type: number, min: 0, max: 20, mechanism: duchi}
+  - {key: used, text: "Which used?", type: multiple, options: [x, y, z]}
 """
 SLUG = "every-kind"
 FIGURES = ["estimates", "histogram:year", "groups:cheated:year"]
@@ -258,6 +263,7 @@ def reports(i: int) -> dict[str, Any]:
         "apps": tuple((i >> j) & 1 for j in range(4)),
         "drinks": i % 13 - 1,
         "hours": i % 2,
+        "used": (i % 3, i % 2),
     }
 
 
@@ -268,6 +274,7 @@ ONE_MORE: dict[str, Any] = {
     "apps": (1, 1, 1, 1),
     "drinks": 40,
     "hours": 1,
+    "used": (2, 1),
 }
 
 
@@ -453,3 +460,24 @@ def test_a_piecewise_mean_is_released_on_the_answers_scale() -> None:
     assert isinstance(mean, MeanEstimate)
     assert mean.low <= answers.mean() <= mean.high
     assert abs(mean.point - answers.mean()) < 5 * mean.std_error < 1
+
+
+def test_each_tick_all_option_is_released_from_its_own_noisy_pair() -> None:
+    """Option j's share from the noisy reports about it (c̃_j0 + c̃_j1) and those saying
+    ticked (c̃_j1): 20,000 people, a quarter ticking option 0, all option 1, none option
+    2; each interval holds its truth and the estimate is near it. Estimating option j
+    among all n (the choice's denominator) would put option 1 near 1/3, not 1."""
+    import numpy as np
+
+    mechanism = SampledOption.from_epsilon(3, 2)
+    rng = np.random.default_rng(5)
+    people = 20_000
+    answers = np.column_stack(
+        [rng.random(people) < 0.25, np.ones(people, int), np.zeros(people, int)]
+    ).astype(int)
+    stored = Counter((int(j), int(b)) for j, b in mechanism.simulate(answers, rng))
+    released = release_question(mechanism, tally_reports(mechanism, stored), 1, source=Seeded(2))
+    assert len(released.estimates) == mechanism.k
+    for estimate, truth in zip(released.estimates, (0.25, 1.0, 0.0), strict=True):
+        assert estimate.low <= truth <= estimate.high
+        assert abs(estimate.point - truth) < 0.05

@@ -85,7 +85,8 @@ def test_by_group_each_option_counts_only_the_reports_about_it(simulated: Flask)
     (category,) = result.categories
     assert category.category == "cannabis"
     assert [(r.n, r.estimate) for r in category.rows] == [(e.n, e.estimate) for e in expected]
-    for row, truth in zip(category.rows, (expit(INTERCEPT), expit(INTERCEPT + SECOND_YEAR))):
+    truths = (expit(INTERCEPT), expit(INTERCEPT + SECOND_YEAR))
+    for row, truth in zip(category.rows, truths, strict=True):
         assert row.estimate is not None and row.estimate.low <= truth <= row.estimate.high
 
 
@@ -110,7 +111,8 @@ def test_ticked_option_j_as_an_outcome_is_fitted_on_the_reports_about_j(simulate
         mechanism.p_true,
         ("intercept", "year=Second"),
     )
-    for term, one, truth in zip(result.terms, each.coefficients, (INTERCEPT, SECOND_YEAR)):
+    truths = (INTERCEPT, SECOND_YEAR)
+    for term, one, truth in zip(result.terms, each.coefficients, truths, strict=True):
         c = term.coefficient
         assert c.estimate == pytest.approx(one.estimate, abs=1e-7)
         assert c.estimate is not None and c.std_error is not None
