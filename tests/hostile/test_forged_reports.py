@@ -29,14 +29,17 @@ from survey_app.domain.survey_limits import (
 )
 from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.privacy import (
+    AnswerSpace,
     DiscreteLaplace,
     DiscretePiecewise,
     DuchiBinary,
     Estimate,
     MeanEstimate,
+    QuestionType,
     choice_mechanism,
     estimate_mean,
     estimate_proportion,
+    mechanism_for,
     number_mechanism,
     yes_no_mechanism,
 )
@@ -179,6 +182,8 @@ questions:
      required: false}
   - {key: sets, text: Sets, type: choice, options: [a, b, c, d, e, f, g, h], mechanism: subset,
      epsilon: 1, required: false}
+  - {key: ticks, text: Ticks, type: multiple, options: [a, b, c, d, e], epsilon: 1,
+     required: false}
   - {key: age, text: Age, type: number, min: 18, max: 99, sensitive: false, required: false}
 """
 
@@ -275,6 +280,13 @@ def test_a_number_report_is_stored_only_within_its_honest_range(
         ("sets", "3", False),
         ("sets", "1,2,3", False),
         ("sets", "1,8", False),
+        ("ticks", "0:0", True),  # one of 5 options and its bit
+        ("ticks", "4:1", True),
+        ("ticks", "5:1", False),
+        ("ticks", "4:2", False),
+        ("ticks", "04:1", False),
+        ("ticks", "4", False),
+        ("ticks", "01001", False),  # the answer's bits: never sent by the browser
     ],
 )
 def test_yes_no_and_choice_reports_are_only_what_a_device_can_produce(
@@ -296,6 +308,7 @@ def test_every_report_range_is_what_the_mechanism_can_produce(poll: Survey) -> N
         "pick": (0, 4),
         "bits": (0, 1),
         "sets": (0, 7),
+        "ticks": (0, 4),  # the option; its bit is 0 or 1 (check_report)
         "age": (18, 99),
     }
     smoked, pick = poll.questions[2].mechanism, poll.questions[3].mechanism
@@ -332,6 +345,7 @@ WORKED = {
     "generalized_randomized_response": choice_mechanism(5, Fraction(1), "grr"),
     "optimized_unary_encoding": choice_mechanism(5, Fraction(1), "oue"),
     "subset_selection": choice_mechanism(8, Fraction(1), "subset"),
+    "sampled_option": mechanism_for(AnswerSpace(QuestionType.MULTIPLE, 5), Fraction(1)),
     "discrete_laplace": number_mechanism(0, 10, Fraction(1), "laplace"),
     "duchi_binary": number_mechanism(0, 10, Fraction(1), "duchi"),
     "piecewise": number_mechanism(0, 10, Fraction(1), "piecewise"),

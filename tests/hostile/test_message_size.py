@@ -45,6 +45,8 @@ questions:
   - {{key: unary, text: Unary, type: choice, options: [x, yy, zzz, w], mechanism: oue}}
   - {{key: sets, text: Sets of three, type: choice, mechanism: subset,
       options: [s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, the longest option of twelve]}}
+  - {{key: ticks, text: Tick all that apply, type: multiple,
+      options: [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, the longest option of twelve]}}
   - {{key: laplace, text: Laplace, type: number, min: -20, max: 500, mechanism: laplace}}
   - {{key: duchi, text: Duchi, type: number, min: 0, max: 50, mechanism: duchi}}
   - {{key: plain_choice, text: Plain choice, type: choice, sensitive: false,
@@ -52,9 +54,11 @@ questions:
   - {{key: plain_number, text: Plain number, type: number, min: 0, max: 1000, sensitive: false}}
   - {{key: optional, text: Optional, type: yes_no, required: false}}
 """
-RADIO = re.compile(r'<input type="radio" name="(\w+)" value="([^"]*)"')
+RADIO = re.compile(r'<input type="radio" name="([\w.]+)" value="([^"]*)"')
 SELECT = re.compile(r'<select id="n-\w+" name="(\w+)"[^>]*>(.*?)</select>', re.S)
 OPTION = re.compile(r'<option value="([^"]*)">([^<]*)')
+#: The tick-all question's yes/no pair per option, as the page without JavaScript names them.
+TICKS = {f"ticks.{index}" for index in range(12)}
 PATTERN = re.compile(r'<input type="text" id="n-\w+" name="(\w+)" [^>]*pattern="([^"]+)"')
 
 
@@ -73,6 +77,8 @@ def fixed_report(question: Question, value: Any) -> Any:
         return tuple(int(i == value) for i in range(len(question.options)))
     if mechanism == "subset_selection":  # the truth and the next two
         return tuple(sorted((value + step) % len(question.options) for step in range(3)))
+    if mechanism == "sampled_option":  # the first option ticked, and whether any is
+        return next((j for j, bit in enumerate(value) if bit), 0), int(any(value))
     if mechanism == "duchi_binary":
         assert question.min is not None and question.max is not None
         return int(2 * value > question.min + question.max)
@@ -134,7 +140,9 @@ def baseline(page: str) -> dict[str, str]:
 def test_every_option_of_a_question_has_one_length_on_the_wire(app: Flask, survey: Survey) -> None:
     _, page = rendered_form(app)
     offered = radio_values(page)
-    assert set(offered) == {"yn", "few", "many", "unary", "sets", "plain_choice", "optional"}
+    named = {"yn", "few", "many", "unary", "sets", "plain_choice", "optional"}
+    assert set(offered) == named | TICKS
+    assert all(offered[name] == ["y", "n"] for name in TICKS)
     assert offered["yn"] == offered["optional"] == ["y", "n"]
     assert offered["many"] == offered["sets"] == [f"{i:02d}" for i in range(12)]
     assert offered["plain_choice"] == [f"{i:02d}" for i in range(11)]
@@ -169,6 +177,9 @@ def test_without_javascript_sizes_do_not_depend_on_the_true_answers(
         assert all(re.fullmatch(patterns[name], value) for value in typed)
         sizes = {post(app, {**fixed, name: value}) for value in typed}
         assert len(sizes) == 1, (name, sizes)
+    every_set = [dict.fromkeys(TICKS, tick) for tick in ("y", "n")]  # all ticked, none
+    every_set.append({name: "y" if name.endswith(".5") else "n" for name in TICKS})
+    assert len({post(app, {**fixed, **answer}) for answer in every_set}) == 1
     skipped = {key: value for key, value in fixed.items() if key != "optional"}
     # Skipping is stored as such (null) and so is no secret; the page's size keeps even that.
     assert post(app, skipped)[1] == post(app, fixed)[1]
@@ -183,6 +194,7 @@ def test_with_javascript_every_report_has_one_length(app: Flask, survey: Survey)
         "many": ["00", "11"],
         "unary": ["0000", "1111", "1000"],
         "sets": ["00,01,02", "09,10,11", "00,05,11"],
+        "ticks": ["00:0", "11:1", "05:1"],
         # The ends of the honest range of reports for -20..500 at ε = 1 (min - B, max + B).
         "laplace": [padded_number(n) for n in (-21646, -1, 0, 7, 22126)],
         "duchi": ["0", "1"],
@@ -211,6 +223,7 @@ def test_the_browser_must_send_numbers_padded(
         "many": "00",
         "unary": "0100",
         "sets": "00,05,11",
+        "ticks": "05:1",
         "laplace": padded_number(7),
         "duchi": "1",
         "plain_choice": "00",
@@ -225,7 +238,7 @@ def test_the_browser_must_send_numbers_padded(
 
 
 def test_fixed_width_numbers(app: Flask, survey: Survey) -> None:
-    laplace, duchi = survey.questions[5], survey.questions[6]
+    laplace, duchi = survey.questions[6], survey.questions[7]
     assert [fixed_width_number(laplace, n) for n in (-20, -1, 0, 7, 500)] == [
         "-020",
         "-001",
