@@ -7,7 +7,8 @@ page itself references (every ``<link href>``, stylesheet and icon, and every
 bytes as served (also reported gzip-compressed, which is what crosses the wire when a
 proxy compresses). Surveys measured: a 10-question survey defined below that mixes every
 question type and mechanism (yes/no fair and with ε; plain, GRR, OUE and, optional,
-subset-selection choices; discrete-Laplace, Duchi, piecewise and plain numbers; a consent step: its
+subset-selection choices; discrete-Laplace, Duchi, piecewise and plain numbers; tick all that
+apply, four options; a consent step: its
 page loads every mechanism's browser module, the heaviest case), and
 ``examples/campus-health.yaml`` (3 yes/no) and ``examples/mixed-survey.yaml``, each with
 its page words in English, Korean and Chinese (``?lang=``; a Korean or Chinese character
@@ -78,9 +79,11 @@ TEN_QUESTIONS = {
             "epsilon": 0.5,
         },
         {
-            "key": "skipped_meals",
-            "text": "Have you skipped meals because you could not afford food this term?",
-            "type": "yes_no",
+            "key": "lacked",
+            "text": "Which of these have you gone without this term for lack of money?",
+            "type": "multiple",
+            "options": ["Meals", "Heating", "Textbooks", "Medicine"],
+            "epsilon": 1,
         },
         {
             "key": "housing",

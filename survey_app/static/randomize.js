@@ -25,12 +25,12 @@
       add(input.name, input.value);
     });
     const seen = new Set(), own = (key) => Object.prototype.hasOwnProperty.call(design, key);
-    const ticks = {}; // tick all that apply: "<key>.<j>" y/n, sent only as the report
+    const ticks = {}; // tick all that apply: "<key>.<j>" y/n, in order, sent as the report
     for (const [name, value] of new FormData(form)) {
       if (hidden.has(name) || typeof value !== "string" || value === "") continue;
       const [key, j] = name.split(".");
-      if (j !== undefined && own(key)) {
-        (ticks[key] = ticks[key] || [])[j] = { y: "1", n: "0" }[value];
+      if (j && own(key)) {
+        ticks[key] = (ticks[key] || "") + { y: 1, n: 0 }[value];
       } else if (own(name)) {
         if (seen.has(name)) throw new Error("two answers for " + name);
         seen.add(name);
@@ -40,11 +40,7 @@
         add(name, input && input.type === "number" ? R.pad(value) : value); // plain
       }
     }
-    for (const [key, bits] of Object.entries(ticks)) {
-      const answer = Array.from({ length: Number(design[key].k) }, (_, j) => bits[j]).join("");
-      if (answer.length !== Number(design[key].k)) throw new Error("not all answered: " + key);
-      add(key, R.wire(design[key], answer));
-    }
+    for (const key in ticks) add(key, R.wire(design[key], ticks[key])); // throws unless k bits
     add("randomized", "client");
     return out;
   }

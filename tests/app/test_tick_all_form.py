@@ -75,10 +75,11 @@ def test_the_page_asks_a_yes_no_pair_per_option_in_fieldsets(app: Flask, survey:
     page = app.test_client().get(f"/s/{SLUG}").get_data(as_text=True)
     for index, option in enumerate(OPTIONS):
         assert f'<fieldset class="tick"><legend>{option}</legend>' in page
-        for value in ("y", "n"):
-            assert f'name="used.{index}" value="{value}" required>' in page
-    assert 'name="note.1" value="n">' in page  # optional: not required
-    assert "no to all of them means none of these" in page
+        # One required radio makes its group required: the pair must be answered.
+        assert f'name="used.{index}" value="y" required>' in page
+        assert f'name="used.{index}" value="n">' in page
+    assert 'name="note.1" value="y">' in page  # optional: not required
+    assert "No to all of them: none of these." in page
 
 
 def test_without_javascript_every_set_posts_one_length_and_is_randomized(
