@@ -445,7 +445,7 @@ def test_each_question_type_is_added_by_its_button(builder: FlaskClient) -> None
     assert [form[f"q{i}.type"] for i in range(4)] == ["yes_no", "choice", "number", "yes_no"]
     assert [form[f"q{i}.key"] for i in range(4)] == ["q1", "q2", "q3", "q4"]
     assert "autofocus" in input_tag(page, "b-q3-key")  # the new question's first field
-    assert 'data-types="choice scale"' in page
+    assert 'data-types="choice scale multiple"' in page  # the options: choice, scale, tick all
 
 
 def test_the_imports_error_is_shown_next_to_the_field_it_names(builder: FlaskClient) -> None:
@@ -628,7 +628,12 @@ def test_only_the_fields_of_a_questions_type_are_shown(builder: FlaskClient) -> 
     number = "A whole number in a range"
     scale = "A rating scale (ordered labels with scores)"
     groups = {
-        f"Only for questions of type: {choice} or {scale}": [False, True, False, True],
+        f"Only for questions of type: {choice}, {scale}, or Tick all that apply": [
+            False,
+            True,
+            False,
+            True,
+        ],
         f"Only for questions of type: {number}": [False, False, True, False],
         f"Only for questions of type: {choice}, {number}, or {scale}": [False, True, True, True],
         f"Only for questions of type: {scale}": [False, False, False, False],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from fractions import Fraction
 
 import pytest
@@ -19,6 +20,7 @@ from survey_app.privacy import SECURE
 from survey_app.storage.surveys import get_survey, store_survey
 from survey_app.storage.tallies import add_to_tallies, recount
 from survey_app.web.database_session import get_db
+from tests.app.test_builder import page_form, press, question_part, text
 from tests.support.respondents import fresh_form
 
 SLUG = "used"
@@ -109,9 +111,41 @@ def test_the_exports_and_codebook(answered: Flask, logged_in: FlaskClient) -> No
     assert "0 = cannabis" in note and "used_ticked = 1 among the rows whose used_option" in note
 
 
-def test_the_builder_offers_it(logged_in: FlaskClient) -> None:
+def test_the_builder_adds_one_and_previews_it(logged_in: FlaskClient, app: Flask) -> None:
+    """Its button, its options typed one a line, the preview's yes/no pairs, no sensitive
+    box (always randomized), and a saved draft with the type and its mechanism."""
     page = logged_in.get("/research/builder/").get_data(as_text=True)
+    assert '<button type="submit" name="add" value="multiple"' in page
     assert "Add a tick-all-that-apply question" in page
+    page = text(press(logged_in, page, "add", "multiple"))
+    assert page_form(page)["q1.type"] == "multiple"
+    part = question_part(page, 1)
+    box = part[: part.index('id="b-q1-sensitive"')]  # the sensitive box's fieldset: hidden
+    plain = re.search(r'data-types="([^"]*)"( hidden)?>', box[box.rindex("<fieldset") :])
+    edits = {
+        "slug": "ticks",
+        "title__en": "Ticks",
+        "q0__key": "cheated",
+        "q0__text__en": "Have you cheated?",
+        "q1__key": "used",
+        "q1__text__en": "Which have you used?",
+        "q1__options__en": "cannabis\r\ncocaine\r\necstasy",
+        "q1__epsilon": "2",
+    }
+    page = text(press(logged_in, page, "preview", **edits))
+    assert 'class="errors"' not in page and "preview-missing" not in page, page
+    preview = page.split('<fieldset disabled class="preview-frame">', 1)[1]
+    assert '<fieldset class="tick"><legend>cocaine</legend>' in preview
+    assert 'name="used.2" value="n"' in preview
+    assert "one sampled option, randomized response" in page  # the ledger
+    assert press(logged_in, page, "save").status_code == 302
+    with app.app_context():
+        survey = get_survey(get_db(), "ticks")
+    assert survey is not None
+    used = survey.questions[1]
+    assert used.type == "multiple" and used.mechanism.name == "sampled_option"
+    assert used.options == ("cannabis", "cocaine", "ecstasy") and used.sensitive
+    assert plain is not None and "multiple" not in plain.group(1).split() and plain.group(2)
 
 
 def test_the_estimates_cover_a_known_truth(app: Flask) -> None:

@@ -50,7 +50,7 @@ from survey_app.domain.builder_fields import (
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.previews import preview_survey
 from survey_app.domain.sample_plans import QuestionPlan, plan_survey
-from survey_app.domain.survey_limits import QUESTION_TYPES
+from survey_app.domain.survey_limits import PLAIN_TYPES, QUESTION_TYPES
 from survey_app.domain.survey_model import SurveyDefinition, SurveyDefinitionError
 from survey_app.privacy import QuestionType
 from survey_app.privacy.planner import MIN_HALF_WIDTH
@@ -280,6 +280,7 @@ def _page(
         upload_errors=upload_errors or [],
         focus=focus,
         question_types=QUESTION_TYPES,
+        plain_types=PLAIN_TYPES,
         only_for=_only_for,
         move_buttons=MOVE_BUTTONS,
         moved_button=moved_button,
