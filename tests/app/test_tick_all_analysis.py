@@ -96,8 +96,7 @@ def test_ticked_option_j_as_an_outcome_is_fitted_on_the_reports_about_j(simulate
         survey = stored(simulated)
         result = analysis.fit_regression(db, survey, "used", ["year"], option=0)
         rows = db.execute(
-            "SELECT json_extract(answers, '$.year'), json_extract(answers, '$.used') "
-            "FROM responses"
+            "SELECT json_extract(answers, '$.year'), json_extract(answers, '$.used') FROM responses"
         ).fetchall()
     about = [(year, report) for year, report in rows if report in (0, 1)]
     assert result.n == len(about) and result.elsewhere == RESPONSES - len(about)
@@ -123,8 +122,8 @@ def test_the_pages_name_the_option_and_the_reports_left_out(
     simulated: Flask, logged_in: FlaskClient
 ) -> None:
     base = f"/research/surveys/{SLUG}"
-    page = logged_in.get(f"{base}/groups?question=used&by=year").get_data(as_text=True)
-    assert "Share ticking “cannabis”" in page and "Share ticking “ecstasy”" in page
+    groups = logged_in.get(f"{base}/groups?question=used&by=year").get_data(as_text=True)
+    assert "Share ticking “cannabis”" in groups and "Share ticking “ecstasy”" in groups
     page = logged_in.get(f"{base}/regression?outcome=used.0&covariates=year")
     text = page.get_data(as_text=True)
     assert page.status_code == 200 and "left out as reporting on another option" in text
