@@ -25,8 +25,8 @@ mechanism would actually sample:
   variance of all three from ε ≈ 0.6 (0.71× the best continuous formula's at ε = 4, and
   3.2× less than Laplace's on 0-50), so ``auto`` takes it there.
 - tick all that apply: a rare option's variance per report. One mechanism so far, one
-  sampled option with randomized response (unwired): coins on every option at ε/k never
-  beat it there (``mechanisms/sampled_option.py``).
+  sampled option with randomized response: coins on every option at ε/k never beat it
+  there (``mechanisms/sampled_option.py``).
 """
 
 from __future__ import annotations
