@@ -4,8 +4,8 @@ tests/hostile/test_message_size.py checks the server's side with every possible 
 Chromium answers a survey of every question type in very different ways, with real coins,
 and the POST it sends and the thank-you page it gets back keep their lengths: with
 JavaScript every value randomize.js sends is padded to its question's width; without it
-yes/no and options still are, and numbers are chosen from a list (0-50) or typed at the
-fixed width each input's pattern asks for.
+yes/no, options and a tick-all question's yes/no pairs still are, and numbers are chosen
+from a list (0-50) or typed at the fixed width each input's pattern asks for.
 """
 
 from __future__ import annotations
@@ -27,22 +27,31 @@ questions:
   - {{key: unary, text: Unary, type: choice, options: [x, yy, zzz, w], mechanism: oue}}
   - {{key: sets, text: Sets of three, type: choice, mechanism: subset,
       options: [s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, the longest option of twelve]}}
+  - {{key: ticks, text: Tick all that apply, type: multiple,
+      options: [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, the longest option of twelve]}}
   - {{key: laplace, text: Laplace, type: number, min: -20, max: 500, mechanism: laplace}}
   - {{key: duchi, text: Duchi, type: number, min: 0, max: 50, mechanism: duchi}}
   - {{key: plain, text: Plain number, type: number, min: 0, max: 1000, sensitive: false}}
 """
+
+
+def ticks(ticked: set[int]) -> dict[str, str]:
+    """The tick-all question's yes/no pair per option."""
+    return {f"ticks.{j}": "yes" if j in ticked else "no" for j in range(12)}
+
+
 # Three respondents as different as they can be: answers, and the number of digits typed.
 RESPONDENTS = [
     (
-        {"yn": "yes", "many": "00", "unary": "0", "sets": "00"},
+        {"yn": "yes", "many": "00", "unary": "0", "sets": "00", **ticks(set())},
         {"laplace": "-20", "duchi": "0", "plain": "0"},
     ),
     (
-        {"yn": "no", "many": "11", "unary": "3", "sets": "11"},
+        {"yn": "no", "many": "11", "unary": "3", "sets": "11", **ticks(set(range(12)))},
         {"laplace": "7", "duchi": "50", "plain": "1000"},
     ),
     (
-        {"yn": "no", "many": "05", "unary": "1", "sets": "05"},
+        {"yn": "no", "many": "05", "unary": "1", "sets": "05", **ticks({11})},
         {"laplace": "499", "duchi": "7", "plain": "42"},
     ),
 ]

@@ -31,6 +31,7 @@ from survey_app.cli.audit import browser_modules
 from survey_app.privacy import MECHANISMS
 from survey_app.privacy.audit import browser_value, chi_square_fit, mechanism_name, shipped_cases
 from survey_app.privacy.mechanisms.piecewise import DiscretePiecewise
+from survey_app.privacy.mechanisms.sampled_option import SampledOption
 from survey_app.served_scripts import served_script
 from tests.support.browser import one_post, watch
 from tests.support.paths import ROOT
@@ -450,6 +451,7 @@ DESIGN = {
     "income": duchi(0, 100, Fraction(1)),  # max → always 1
     "score": DiscretePiecewise.best_for(0, 10, Fraction(1)).parameters(),
     "skipped": two_coin(Fraction(1, 2), Fraction(1, 2)),  # optional, left unanswered
+    "used": SampledOption(3, Fraction(99, 100)).parameters(),  # tick all: a pair per option
 }
 
 
@@ -485,12 +487,15 @@ def survey_html(design: Mapping[str, Any] | None, scripts: list[str]) -> str:
 {radios("year", ["0", "1", "2"])}
 <input type="number" name="age" min="16" max="99" step="1" required>
 {radios("skipped", ["y", "n"], required=False)}
+{"".join(radios(f"used.{option}", ["y", "n"]) for option in range(3))}
 <input type="number" name="height" min="100" max="250" step="1">
 <button type="submit">Randomize and send my answers</button>
 </form></body></html>"""
 
 
 TRUE_ANSWERS = {"cheated": "n", "drug": "0", "colour": "2", "tool": "3", "year": "1"}
+#: The tick-all question's pairs: options 0 and 2 ticked. Never posted with a report.
+TRUE_TICKS = {"used.0": "y", "used.1": "n", "used.2": "y"}
 TRUE_NUMBERS = {"drinks": "12", "income": "100", "score": "4", "age": "33"}
 
 
@@ -529,7 +534,7 @@ def fill_and_send(page: Any) -> None:
 
 
 def fill_and_send_open(page: Any) -> None:
-    for name, value in TRUE_ANSWERS.items():
+    for name, value in {**TRUE_ANSWERS, **TRUE_TICKS}.items():
         page.check(f'input[name="{name}"][value="{value}"]')
     for name, value in TRUE_NUMBERS.items():
         page.fill(f'input[name="{name}"]:enabled', value)
@@ -547,7 +552,8 @@ def test_the_form_sends_only_reports_and_plain_answers(survey_page: Any) -> None
 
     url, fields = one_post(log)  # the respondent's own form was never submitted
     assert urlsplit(url).path == "/s/test"
-    assert set(fields) == set(HIDDEN) | {"randomized"} | set(TRUE_ANSWERS) | set(TRUE_NUMBERS)
+    posted = set(HIDDEN) | {"randomized", "used"} | set(TRUE_ANSWERS) | set(TRUE_NUMBERS)
+    assert set(fields) == posted  # the tick-all pairs joined into one report, never sent
     assert {name: fields[name] for name in HIDDEN} == HIDDEN
     assert fields["randomized"] == "client"
     # Sensitive questions: the design's reports, never the truth.
@@ -558,6 +564,8 @@ def test_the_form_sends_only_reports_and_plain_answers(survey_page: Any) -> None
     assert fields["colour"] == "1101"
     assert fields["tool"] == ",".join(f"{option:02}" for option in range(12) if option != 3)
     assert fields["income"] == "1"
+    option, bit = map(int, fields["used"].split(":"))  # "j:b", j one digit for 3 options
+    assert SampledOption(3, Fraction(99, 100)).probability((option, bit), (1, 0, 1)) > 0
     score = DiscretePiecewise.best_for(0, 10, Fraction(1))
     assert re.fullmatch(r"[0-9]{17}", fields["score"]) and score.probability(
         int(fields["score"]), 4
@@ -601,6 +609,7 @@ def test_without_crypto_the_form_is_left_to_the_server(survey_page: Any) -> None
     _, fields = one_post(log)
     assert "randomized" not in fields
     assert {name: fields[name] for name in TRUE_ANSWERS} == TRUE_ANSWERS
+    assert {name: fields[name] for name in TRUE_TICKS} == TRUE_TICKS
     assert {name: fields[name] for name in TRUE_NUMBERS} == TRUE_NUMBERS
 
 
@@ -622,6 +631,7 @@ def test_an_unusable_design_leaves_the_form_to_the_server(
     _, fields = one_post(log)
     assert "randomized" not in fields
     assert {name: fields[name] for name in TRUE_ANSWERS} == TRUE_ANSWERS
+    assert {name: fields[name] for name in TRUE_TICKS} == TRUE_TICKS
 
 
 @pytest.mark.parametrize("missing", MODULES)
@@ -640,6 +650,7 @@ def test_without_a_mechanism_s_module_the_form_is_left_to_the_server(
     _, fields = one_post(log)
     assert "randomized" not in fields
     assert {name: fields[name] for name in TRUE_ANSWERS} == TRUE_ANSWERS
+    assert {name: fields[name] for name in TRUE_TICKS} == TRUE_TICKS
     assert {name: fields[name] for name in TRUE_NUMBERS} == TRUE_NUMBERS
     assert not log.page_errors
 
