@@ -80,6 +80,8 @@ def test_the_dashboard_plot_and_ledger(
     assert "Reports about it" in section and "Every option" in section
     for option in OPTIONS:
         assert f'<th scope="row">{option}</th>' in section
+    planner = text[text.index('id="planner"') :]
+    assert "Which have you used" in planner  # a row: its rare option's variance per report
     svg = logged_in.get(f"/research/surveys/{SLUG}/plot.svg?question=used")
     assert svg.status_code == 200 and b"<svg" in svg.data
     out = runner.invoke(args=["ledger", SLUG]).output
