@@ -144,6 +144,10 @@ class HonestReport:
             raise StopValidation(_("The randomized answer is malformed.")) from err
 
 
+#: Reports posted as text of one shape per question, which the mechanism checks further.
+_REPORT_PATTERNS = {ReportFormat.SUBSET: set_pattern, ReportFormat.OPTION_BIT: option_bit_pattern}
+
+
 def _presence(question: Question) -> list[object]:
     if question.required:
         return [InputRequired(message=_("Please answer this question."))]
@@ -174,10 +178,6 @@ def _answer_field(question: Question, reports: bool) -> Field:
     padded = [FixedWidthNumber()] if wire is ReportFormat.PADDED_NUMBER else []
     in_range = _honest_reports(question) if reports and question.sensitive else _answers(question)
     return IntegerField(question.text, validators=[*presence, *padded, in_range])
-
-
-#: Reports posted as text of one shape per question, which the mechanism checks further.
-_REPORT_PATTERNS = {ReportFormat.SUBSET: set_pattern, ReportFormat.OPTION_BIT: option_bit_pattern}
 
 
 def _posted_format(question: Question, reports: bool) -> ReportFormat:
