@@ -6,10 +6,10 @@ page itself references (every ``<link href>``, stylesheet and icon, and every
 ``<script src>``) are fetched the same way. Weight = HTML + those assets, uncompressed
 bytes as served (also reported gzip-compressed, which is what crosses the wire when a
 proxy compresses). Surveys measured: a 10-question survey defined below that mixes every
-question type and mechanism (yes/no fair and with ε; plain, GRR, OUE and, optional,
-subset-selection choices; discrete-Laplace, Duchi, piecewise and plain numbers; tick all that
-apply, four options; a consent step: its
-page loads every mechanism's browser module, the heaviest case), and
+question type and mechanism (yes/no with ε; a plain rating scale; GRR, OUE and, optional,
+subset-selection choices; tick all that apply, four options; discrete-Laplace, Duchi,
+piecewise and plain numbers; a consent step: its page loads every mechanism's browser
+module, the heaviest case), and
 ``examples/campus-health.yaml`` (3 yes/no) and ``examples/mixed-survey.yaml``, each with
 its page words in English, Korean and Chinese (``?lang=``; a Korean or Chinese character
 is 3 bytes in UTF-8, so the catalogs weigh differently; the survey's own texts stay in
@@ -58,10 +58,17 @@ TEN_QUESTIONS = {
     "contact": "Student Life Study, student-life@example.edu",
     "questions": [
         {
-            "key": "programme",
-            "text": "Which faculty are you in?",
-            "type": "choice",
-            "options": ["Arts", "Science", "Engineering", "Medicine", "Law", "Business"],
+            "key": "satisfied",
+            "text": "How satisfied are you with your course?",
+            "type": "scale",
+            "options": [
+                "Very dissatisfied",
+                "Dissatisfied",
+                "Neutral",
+                "Satisfied",
+                "Very satisfied",
+            ],
+            "scores": [-2, -1, 0, 1, 2],
             "sensitive": False,
         },
         {

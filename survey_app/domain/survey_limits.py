@@ -53,7 +53,7 @@ QUESTION_TYPES = tuple(kind for kind in QuestionType if randomized(kind))
 PLAIN_TYPES = tuple(
     kind
     for kind in QUESTION_TYPES
-    if any(m.question_type is kind and not m.randomized for m in REGISTERED)
+    if any(m.question_type is kind.mechanism_kind and not m.randomized for m in REGISTERED)
 )
 # open: anyone with the survey's address, once per browser; invitation: single-use links.
 ACCESS_MODES = ("open", "invitation")

@@ -56,7 +56,8 @@ questions:
 """
 RADIO = re.compile(r'<input type="radio" name="([\w.]+)" value="([^"]*)"')
 SELECT = re.compile(r'<select id="n-\w+" name="(\w+)"[^>]*>(.*?)</select>', re.S)
-OPTION = re.compile(r'<option value="([^"]*)">([^<]*)')
+#: An option sends its value, or its text when it has none (written only where they differ).
+OPTION = re.compile(r'<option(?: value="([^"]*)")?>([^<]*)')
 #: The tick-all question's yes/no pair per option, as the page without JavaScript names them.
 TICKS = {f"ticks.{index}" for index in range(12)}
 PATTERN = re.compile(r'<input type="text" id="n-\w+" name="(\w+)" [^>]*pattern="([^"]+)"')
@@ -113,7 +114,9 @@ BASELINE = {"laplace": "0007", "duchi": "07", "plain_number": "0007"}  # fixed w
 def listed_values(page: str) -> dict[str, dict[str, str]]:
     """Each number <select>'s options: number shown -> value sent (without "Choose…")."""
     return {
-        name: {label: value for value, label in OPTION.findall(options) if value}
+        name: {
+            label: value or label for value, label in OPTION.findall(options) if label != "Choose…"
+        }
         for name, options in SELECT.findall(page)
     }
 
