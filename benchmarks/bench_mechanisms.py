@@ -55,6 +55,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` and ``surv
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
+from benchmarks.loadlib import git_commit  # noqa: E402
 from survey_app.privacy import (  # noqa: E402
     DiscreteLaplace,
     DuchiBinary,
@@ -418,24 +419,6 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _commit() -> str:
-    import subprocess
-
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except OSError:
-        return "unknown"
-    return head + ("+dirty" if dirty else "")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--surveys", type=int, default=4000, help="simulated surveys per point")
@@ -465,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "moderate_share": MODERATE_SHARE,
             "number_population": f"round(min + (max - min) * Beta({BETA_A:g}, {BETA_B:g}))",
         },
-        "commit": _commit(),
+        "commit": git_commit(),
         "choice": [],
         "number": [],
     }

@@ -71,6 +71,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` and ``surv
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
+from benchmarks.loadlib import git_commit  # noqa: E402
 from survey_app.privacy import choice_mechanism, simulate  # noqa: E402
 
 KS = (2, 4, 8, 16, 20, 32, 64)
@@ -1072,24 +1073,6 @@ NOTES = [
 ]
 
 
-def _commit() -> str:
-    import subprocess
-
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except OSError:
-        return "unknown"
-    return head + ("+dirty" if dirty else "")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--respondents", type=int, default=RESPONDENTS)
@@ -1123,7 +1106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "target": TARGET,
         },
         "versions": library_versions(),
-        "commit": _commit(),
+        "commit": git_commit(),
         "grid": [],
     }
     print("validating every library against its formula", file=sys.stderr)

@@ -111,7 +111,7 @@ def machine_info() -> dict[str, Any]:
         "gunicorn": _package_version("gunicorn"),
         "packages": {name: _package_version(name) for name in PACKAGES},
         "platform": platform.platform(),
-        "commit": _git_commit(),
+        "commit": git_commit(),
     }
 
 
@@ -124,7 +124,7 @@ def _git(*args: str) -> str:
     ).stdout.strip()
 
 
-def _git_commit() -> str:
+def git_commit() -> str:
     """The app's commit, with ``+dirty`` when the working tree has changes."""
     try:
         head = _git("rev-parse", "--short", "HEAD")
