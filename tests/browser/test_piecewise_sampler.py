@@ -17,7 +17,14 @@ from typing import Any
 import pytest
 
 from survey_app.privacy.mechanisms.piecewise import DiscretePiecewise
-from tests.browser.test_randomizer import COINS, DRAWS, STATIC, check_cells, load_samplers, sample
+from tests.browser.test_randomizer import (
+    DRAWS,
+    STATIC,
+    check_cells,
+    load_broken_module,
+    load_samplers,
+    sample,
+)
 
 MODULE = STATIC / "mechanisms" / "piecewise.js"
 WINDOW_DRAW = "return Number(start + below(w));"
@@ -95,11 +102,7 @@ def test_answers_and_parameters_outside_the_question_throw(randomizer: Any) -> N
     ],
 )
 def test_a_biased_sampler_is_caught(page: Any, shipped: str, broken: str) -> None:
-    source = MODULE.read_text(encoding="utf-8")
-    assert source.count(shipped) == 1, "the module changed: update this break"
-    page.goto("about:blank")
-    page.add_script_tag(path=str(COINS))
-    page.add_script_tag(content=source.replace(shipped, broken))
+    load_broken_module(page, MODULE, shipped, broken)
     mechanism, value = DiscretePiecewise.best_for(0, 10, Fraction(1)), 4
     observed = sample(page, mechanism.parameters(), value)
     with pytest.raises(AssertionError):

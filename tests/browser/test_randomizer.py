@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -184,6 +185,16 @@ def randomizer(page: Any) -> Any:
     page.goto("about:blank")
     load_samplers(page)
     return page
+
+
+def load_broken_module(page: Any, module: Path, shipped: str, broken: str) -> None:
+    """A blank page with the coins and ``module``, its one ``shipped`` statement made
+    ``broken`` (to see a sampler's test catch a bias)."""
+    source = module.read_text(encoding="utf-8")
+    assert source.count(shipped) == 1, "the module changed: update this break"
+    page.goto("about:blank")
+    page.add_script_tag(path=str(COINS))
+    page.add_script_tag(content=source.replace(shipped, broken))
 
 
 def sample(page: Any, params: Mapping[str, Any], value: Any, count: int = DRAWS) -> dict[str, int]:

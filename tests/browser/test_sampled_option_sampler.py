@@ -22,7 +22,14 @@ from survey_app.cli.audit import BROWSER, browser_source, format_report, run_aud
 from survey_app.privacy.audit import shipped_cases, tick_all_cases
 from survey_app.privacy.mechanisms.sampled_option import SampledOption
 from survey_app.privacy.wire import ReportFormat
-from tests.browser.test_randomizer import COINS, DRAWS, STATIC, check_cells, load_samplers, sample
+from tests.browser.test_randomizer import (
+    DRAWS,
+    STATIC,
+    check_cells,
+    load_broken_module,
+    load_samplers,
+    sample,
+)
 
 MODULE = STATIC / "mechanisms" / "sampled_option.js"
 #: The module's two coins as written: the breaks below replace them.
@@ -112,11 +119,7 @@ def test_answers_and_parameters_outside_the_question_throw(randomizer: Any) -> N
     ],
 )
 def test_a_biased_sampler_is_caught(page: Any, shipped: str, broken: str) -> None:
-    source = MODULE.read_text(encoding="utf-8")
-    assert source.count(shipped) == 1, "the module changed: update this break"
-    page.goto("about:blank")
-    page.add_script_tag(path=str(COINS))
-    page.add_script_tag(content=source.replace(shipped, broken))
+    load_broken_module(page, MODULE, shipped, broken)
     mechanism, ticked = SampledOption.from_epsilon(6, 1), "101000"
     observed = sample(page, mechanism.parameters(), ticked)
     with pytest.raises(AssertionError):

@@ -21,7 +21,14 @@ import pytest
 
 from survey_app.privacy.mechanisms.subset_selection import SubsetSelection
 from survey_app.privacy.wire import ReportFormat
-from tests.browser.test_randomizer import COINS, DRAWS, STATIC, check_cells, load_samplers, sample
+from tests.browser.test_randomizer import (
+    DRAWS,
+    STATIC,
+    check_cells,
+    load_broken_module,
+    load_samplers,
+    sample,
+)
 
 MODULE = STATIC / "mechanisms" / "subset_selection.js"
 #: The shuffle's draw as written in the module: the breaks below replace it.
@@ -124,11 +131,7 @@ def test_answers_and_parameters_outside_the_question_throw(randomizer: Any) -> N
     ],
 )
 def test_a_biased_sampler_is_caught(page: Any, shipped: str, broken: str) -> None:
-    source = MODULE.read_text(encoding="utf-8")
-    assert source.count(shipped) == 1, "the module changed: update this break"
-    page.goto("about:blank")
-    page.add_script_tag(path=str(COINS))
-    page.add_script_tag(content=source.replace(shipped, broken))
+    load_broken_module(page, MODULE, shipped, broken)
     mechanism, value = SubsetSelection.from_epsilon(8, 1, 3), 6
     observed = sample(page, mechanism.parameters(), value)
     with pytest.raises(AssertionError):
