@@ -249,3 +249,16 @@ def screenshots(tmp_path: Path) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         return SCREENSHOTS
     return tmp_path
+
+
+@pytest.fixture
+def strict_randomizer(page: Any) -> Any:
+    """A blank page with every sampler loaded as served, where Math.random throws."""
+    from survey_app.cli.audit import browser_modules
+    from survey_app.served_scripts import served_script
+
+    page.goto("about:blank")
+    page.evaluate("() => { Math.random = () => { throw new Error('Math.random'); }; }")
+    for name in browser_modules():
+        page.add_script_tag(content=served_script(name))
+    return page

@@ -18,7 +18,7 @@ import html
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -185,6 +185,19 @@ def randomizer(page: Any) -> Any:
     page.goto("about:blank")
     load_samplers(page)
     return page
+
+
+def assert_each_throws(page: Any, bad: Sequence[tuple[Mapping[str, Any], object]]) -> None:
+    """``randomize`` refuses each (parameters, answer) pair by throwing."""
+    for parameters, value in bad:
+        threw = page.evaluate(
+            """([p, v]) => {
+                 try { window.surveyRandomizer.randomize(p, v); return false; }
+                 catch (error) { return true; }
+               }""",
+            [parameters, value],
+        )
+        assert threw, f"randomize({parameters}, {value!r}) did not throw"
 
 
 def load_broken_module(page: Any, module: Path, shipped: str, broken: str) -> None:
