@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from scipy.special import stdtrit
 
 from .means import MeanEstimate, positive_width
-from .mechanisms import ProportionMechanism
+from .mechanisms import ScaleMechanism
 from .shares import norm_sub
 
 SCORE_METHOD = "score"
@@ -52,7 +52,7 @@ _STEPS = 60
 
 
 def estimate_mean_score(
-    mechanism: ProportionMechanism,
+    mechanism: ScaleMechanism,
     counts: Sequence[int],
     n: int,
     scores: Sequence[int],
@@ -91,7 +91,7 @@ def estimate_mean_score(
 
 
 def report_score_variance(
-    mechanism: ProportionMechanism, shares: Sequence[float], scores: Sequence[int]
+    mechanism: ScaleMechanism, shares: Sequence[float], scores: Sequence[int]
 ) -> float:
     """sᵀ Cov(I) s for one report when the true shares are ``shares`` (on the simplex):
     Var(Σ s_i I_i), exactly."""
@@ -108,7 +108,7 @@ def report_score_variance(
 
 
 def _variance_curve(
-    mechanism: ProportionMechanism, shares: Sequence[float], scores: Sequence[int]
+    mechanism: ScaleMechanism, shares: Sequence[float], scores: Sequence[int]
 ) -> Callable[[float], float]:
     """One report's Var(Σ s_i I_i) as a function of the mean score μ, the shares moved from
     ``shares`` towards the end score on μ's side, (1 - w)·shares + w·e_end.

@@ -11,6 +11,7 @@ import math
 import sys
 from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from survey_app.privacy.mechanisms import (
     GeneralizedRandomizedResponse,
     OptimizedUnaryEncoding,
     PlainChoice,
-    ProportionMechanism,
+    ScaleMechanism,
     SubsetSelection,
     file_names,
     plain,
@@ -42,7 +43,7 @@ K = 5
 #: Unequal gaps, so a scale read as 0, 1, 2, … gives other numbers.
 SCORES = (0, 1, 3, 4, 10)
 TRUTH = (0.4, 0.25, 0.15, 0.12, 0.08)
-MECHANISMS: list[ProportionMechanism] = [
+MECHANISMS: list[ScaleMechanism] = [
     GeneralizedRandomizedResponse.from_epsilon(K, Fraction(1)),
     OptimizedUnaryEncoding.from_epsilon(K, Fraction(1)),
     SubsetSelection.from_epsilon(K, Fraction(1), 2),
@@ -51,7 +52,7 @@ MECHANISMS: list[ProportionMechanism] = [
 ]
 
 
-def _members(mechanism: ProportionMechanism, key: str) -> set[int]:
+def _members(mechanism: ScaleMechanism, key: str) -> set[int]:
     """The options one report (as the audit writes it) counts in."""
     report = mechanism.report_format.from_audit_key(key)
     if isinstance(report, int):
@@ -61,7 +62,7 @@ def _members(mechanism: ProportionMechanism, key: str) -> set[int]:
     return set(report)
 
 
-def _exact_reports(mechanism: ProportionMechanism) -> list[tuple[set[int], list[Fraction]]]:
+def _exact_reports(mechanism: ScaleMechanism) -> list[tuple[set[int], list[Fraction]]]:
     """Every report's options and its exact chance given each true option."""
     support = mechanism.finite_support()
     assert support is not None
@@ -74,7 +75,7 @@ def _exact_reports(mechanism: ProportionMechanism) -> list[tuple[set[int], list[
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
-def test_pair_rates_are_the_mechanisms_exact_chances(mechanism: ProportionMechanism) -> None:
+def test_pair_rates_are_the_mechanisms_exact_chances(mechanism: ScaleMechanism) -> None:
     with_truth, neither = mechanism.pair_rates
     reports = _exact_reports(mechanism)
     for i, j in itertools.combinations(range(K), 2):
@@ -84,7 +85,7 @@ def test_pair_rates_are_the_mechanisms_exact_chances(mechanism: ProportionMechan
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
-def test_the_score_variance_is_exact(mechanism: ProportionMechanism) -> None:
+def test_the_score_variance_is_exact(mechanism: ScaleMechanism) -> None:
     """Var(Σ s_i I_i) for one report, summed over every report exactly, and the formula."""
     shares = [Fraction(x).limit_denominator(100) for x in TRUTH]
     reports = _exact_reports(mechanism)
@@ -98,7 +99,7 @@ def test_the_score_variance_is_exact(mechanism: ProportionMechanism) -> None:
 
 @pytest.mark.parametrize("mechanism", MECHANISMS[:4], ids=repr)
 def test_the_mean_score_is_unbiased_with_the_formulas_variance(
-    mechanism: ProportionMechanism,
+    mechanism: ScaleMechanism,
 ) -> None:
     """2,000 seeded surveys of 300: the unbiased mean score's average within 5 standard
     errors of the truth, its variance within 5 standard errors of sᵀ Cov s/(n(p - q)²)."""
@@ -132,7 +133,7 @@ def test_a_plain_scales_standard_error_is_the_sample_means() -> None:
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=repr)
 def test_the_variance_curve_is_the_variance_at_the_moved_shares(
-    mechanism: ProportionMechanism,
+    mechanism: ScaleMechanism,
 ) -> None:
     """The score interval's variance at a mean μ: exactly the variance at the shares mixed
     with everyone at the end score on μ's side, in the proportion that makes the mean μ."""
@@ -181,9 +182,9 @@ def test_the_interval_covers_at_points_of_the_table(
     a plain scale answered only at its ends, falls to 0.9415 both with the plug-in
     variance (no moved shares) and without the continuity correction."""
     if epsilon is None:
-        mechanism: ProportionMechanism = PlainChoice(4)
+        mechanism: ScaleMechanism = PlainChoice(4)
     else:
-        mechanism = choice_mechanism(4, Fraction(epsilon), name)
+        mechanism = cast(ScaleMechanism, choice_mechanism(4, Fraction(epsilon), name))
     shares = scale_coverage.TRUTHS[truth]
     assert scale_coverage.coverage(mechanism, shares, n, 4_000, seed=n) >= 0.945
 

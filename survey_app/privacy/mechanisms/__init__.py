@@ -14,7 +14,7 @@ from ..question_types import QuestionType
 from .discrete_laplace import DiscreteLaplace, noise_reach
 from .duchi import DuchiBinary
 from .grr import GeneralizedRandomizedResponse
-from .interface import Mechanism, NumericMechanism, ProportionMechanism
+from .interface import Mechanism, NumericMechanism, ProportionMechanism, ScaleMechanism
 from .oue import OptimizedUnaryEncoding
 from .piecewise import DiscretePiecewise
 from .plain_choice import PlainChoice
@@ -104,6 +104,7 @@ __all__ = [
     "PlainChoice",
     "PlainNumber",
     "ProportionMechanism",
+    "ScaleMechanism",
     "SampledOption",
     "SubsetSelection",
     "TwoCoinDesign",

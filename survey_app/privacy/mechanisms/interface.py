@@ -125,9 +125,6 @@ class ProportionMechanism(Mechanism, Protocol):
 
     ``exact_rates``: (p_true, p_false) as the exact rationals the coins use.
     ``small_share_variance``: one report's variance of the unbiased share estimate at π = 0.
-    ``pair_rates``: (a, b), the exact chance that one report counts in two given categories
-    at once, a when the true answer is one of the two, b when it is neither: with the
-    shares, what the covariance of two categories' counts needs (``scale_means``).
     """
 
     @property
@@ -141,6 +138,13 @@ class ProportionMechanism(Mechanism, Protocol):
 
     @property
     def small_share_variance(self) -> float: ...
+
+
+class ScaleMechanism(ProportionMechanism, Protocol):
+    """A choice's mechanism, as a rating scale uses it: also ``pair_rates``, (a, b), the
+    exact chance that one report counts in two given categories at once, a when the true
+    answer is one of the two, b when it is neither: with the shares, what the covariance of
+    two categories' counts needs (``scale_means``)."""
 
     @property
     def pair_rates(self) -> tuple[Fraction, Fraction]: ...

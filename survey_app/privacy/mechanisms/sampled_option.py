@@ -151,11 +151,6 @@ class SampledOption(MechanismDefaults):
         non-ticker's), p and 1 - p. The count's denominator is n_j, not n."""
         return self.keep_probability, 1 - self.keep_probability
 
-    @property
-    def pair_rates(self) -> tuple[Fraction, Fraction]:
-        """A report is about one option: it never says "ticked" for two at once."""
-        return Fraction(0), Fraction(0)
-
     def conditional_variance(self, share: Fraction, about: int) -> Fraction:
         """The unbiased share's exact variance given ``about`` = n_j reports about the
         option: λ(1 - λ)/(n_j(2p - 1)²), λ = (1 - p) + (2p - 1)·share."""
