@@ -41,6 +41,36 @@ class SurveyTexts:
 
 
 @dataclass(frozen=True)
+class SectionTexts:
+    """A section's own words in one language: the heading of its page and what it says
+    under it."""
+
+    title: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class SectionDefinition:
+    """One page of a sectioned survey: where it starts among the survey's questions and
+    its words.
+
+    A section holds the questions from ``start`` up to the next section's start (the last
+    one, to the end): the questions stay one flat tuple, so every analysis, export and
+    tally works on them as on a survey of one page. ``title`` and ``description`` are in
+    the survey's main language; ``translations`` holds them in each other language.
+    """
+
+    start: int
+    title: str
+    description: str = ""
+    translations: dict[str, SectionTexts] = field(default_factory=dict, hash=False)
+
+    def texts(self, language: str) -> SectionTexts:
+        """The section's words in ``language``; the main language's if it has no others."""
+        return self.translations.get(language, SectionTexts(self.title, self.description))
+
+
+@dataclass(frozen=True)
 class QuestionDefinition:
     """One question; ``key`` names its form field and its CSV column.
 
@@ -117,6 +147,8 @@ class SurveyDefinition:
     languages: tuple[str, ...] = DEFAULT_LANGUAGES
     #: The survey's other languages: code -> title, description, consent, contact.
     translations: dict[str, SurveyTexts] = field(default_factory=dict, hash=False)
+    #: Its pages, in order, each starting at one of ``questions``; empty: one page.
+    sections: tuple[SectionDefinition, ...] = ()
     #: The definition text as parsed, comments and all, so the survey can be given back
     #: as its author wrote it. Not part of equality: layout and comments define nothing.
     source: str = field(default="", compare=False, repr=False)

@@ -43,6 +43,7 @@ from survey_app.domain.survey_limits import (
     MAX_QUESTION_TEXT_LENGTH,
     MAX_QUESTIONS,
     MAX_SCORE_MAGNITUDE,
+    MAX_SECTIONS,
     MAX_SLUG_LENGTH,
     MAX_TITLE_LENGTH,
     MECHANISMS,
@@ -52,12 +53,15 @@ from survey_app.domain.survey_limits import (
     QUESTION_KEYS,
     QUESTION_TYPES,
     RESERVED_QUESTION_KEYS,
+    SECTION_KEYS,
     SLUG_PATTERN,
     SURVEY_KEYS,
 )
 from survey_app.domain.survey_model import (
     QuestionDefinition,
     QuestionTexts,
+    SectionDefinition,
+    SectionTexts,
     SurveyDefinition,
     SurveyDefinitionError,
     SurveyTexts,
@@ -127,9 +131,7 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
     contact = _survey_text(
         survey, "contact", MAX_CONTACT_LENGTH, languages, problems, may_be_empty=True
     )
-    questions = None
-    if "questions" in survey:
-        questions = _questions(survey["questions"], languages, problems)
+    questions, sections = _survey_questions(survey, languages, problems)
     if questions is not None and max_epsilon is not None:
         problems.check(_check_total_epsilon, questions, max_epsilon)
     if problems:
@@ -155,8 +157,113 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
             )
             for language in languages[1:]
         },
+        sections=sections,
         source=text,
     )
+
+
+def _survey_questions(
+    survey: dict[str, object], languages: tuple[str, ...], problems: _Problems
+) -> tuple[tuple[QuestionDefinition, ...] | None, tuple[SectionDefinition, ...]]:
+    """The survey's questions, from ``questions`` (one page) or ``sections`` (a page each),
+    and its sections (none for one page). A file has one or the other: with both, which
+    questions the survey asks would be a guess."""
+    if "questions" in survey and "sections" in survey:
+        problems.add(
+            "a survey lists its questions under questions (one page) or under sections "
+            "(a page each), not both",
+            "sections",
+        )
+        return None, ()
+    if "sections" in survey:
+        parts = _sections(survey["sections"], languages, problems)
+        return (None, ()) if parts is None else parts
+    if "questions" in survey:
+        return _questions(survey["questions"], languages, problems), ()
+    problems.add(
+        "is required but missing (or sections, for a survey shown a section per page)",
+        "questions",
+    )
+    return None, ()
+
+
+def _sections(
+    value: object, languages: tuple[str, ...], problems: _Problems
+) -> tuple[tuple[QuestionDefinition, ...], tuple[SectionDefinition, ...]] | None:
+    """Each section's questions, in one flat tuple as a one-page survey has them, and
+    where each section starts; keys are unique across the whole survey (they name its
+    form fields and CSV columns)."""
+    items = problems.check(_section_list, value)
+    if items is None:
+        return None
+    before = len(problems)
+    questions: list[QuestionDefinition] = []
+    sections: list[SectionDefinition] = []
+    first_use: dict[str, str] = {}
+    for index, item in enumerate(items):
+        field = f"sections[{index}]"
+        section = _mapping(item, field, SECTION_KEYS, problems)
+        if section is None:
+            continue
+        title = None
+        if "title" in section:
+            title = _localized(
+                section["title"], f"{field}.title", MAX_TITLE_LENGTH, languages, problems
+            )
+        description = dict.fromkeys(languages, "")
+        if "description" in section:
+            description = (
+                _localized(
+                    section["description"],
+                    f"{field}.description",
+                    MAX_DESCRIPTION_LENGTH,
+                    languages,
+                    problems,
+                    may_be_empty=True,
+                )
+                or description
+            )
+        found = None
+        if "questions" in section:
+            found = _questions(
+                section["questions"], languages, problems, f"{field}.questions", first_use
+            )
+        if title is None or found is None:
+            continue
+        main = languages[0]
+        sections.append(
+            SectionDefinition(
+                start=len(questions),
+                title=title[main],
+                description=description[main],
+                translations={
+                    code: SectionTexts(title[code], description[code]) for code in languages[1:]
+                },
+            )
+        )
+        questions.extend(found)
+    if len(problems) == before and len(questions) > MAX_QUESTIONS:
+        problems.add(
+            f"the sections must list at most {MAX_QUESTIONS} questions together "
+            f"(got {len(questions)})",
+            "sections",
+        )
+    return None if len(problems) > before else (tuple(questions), tuple(sections))
+
+
+def _section_list(value: object) -> list[object]:
+    if not isinstance(value, list):
+        raise SurveyDefinitionError(
+            f"must be a list of sections, each with a title and questions (got {_describe(value)})",
+            "sections",
+        )
+    if not value:
+        raise SurveyDefinitionError("must list at least one section", "sections")
+    if len(value) > MAX_SECTIONS:
+        raise SurveyDefinitionError(
+            f"must list at most {MAX_SECTIONS} sections (got {len(value)})", "sections"
+        )
+    return value
 
 
 def _languages(value: object) -> tuple[str, ...]:
@@ -342,16 +449,22 @@ def _text(value: object, field: str, max_length: int, *, may_be_empty: bool = Fa
 
 
 def _questions(
-    value: object, languages: tuple[str, ...], problems: _Problems
+    value: object,
+    languages: tuple[str, ...],
+    problems: _Problems,
+    path: str = "questions",
+    first_use: dict[str, str] | None = None,
 ) -> tuple[QuestionDefinition, ...] | None:
-    items = problems.check(_question_list, value)
+    """The questions listed at ``path``; ``first_use`` holds the keys already taken
+    elsewhere in the survey (by another section) and where."""
+    items = problems.check(_question_list, value, path)
     if items is None:
         return None
     before = len(problems)
     questions: list[QuestionDefinition] = []
-    first_use: dict[str, str] = {}
+    first_use = {} if first_use is None else first_use
     for index, item in enumerate(items):
-        field = f"questions[{index}]"
+        field = f"{path}[{index}]"
         question = _mapping(item, field, QUESTION_KEYS, problems)
         if question is None:
             continue
@@ -372,16 +485,14 @@ def _questions(
     return None if len(problems) > before else tuple(questions)
 
 
-def _question_list(value: object) -> list[object]:
+def _question_list(value: object, field: str) -> list[object]:
     if not isinstance(value, list):
-        raise SurveyDefinitionError(
-            f"must be a list of questions (got {_describe(value)})", "questions"
-        )
+        raise SurveyDefinitionError(f"must be a list of questions (got {_describe(value)})", field)
     if not value:
-        raise SurveyDefinitionError("must list at least one question", "questions")
+        raise SurveyDefinitionError("must list at least one question", field)
     if len(value) > MAX_QUESTIONS:
         raise SurveyDefinitionError(
-            f"must list at most {MAX_QUESTIONS} questions (got {len(value)})", "questions"
+            f"must list at most {MAX_QUESTIONS} questions (got {len(value)})", field
         )
     return value
 

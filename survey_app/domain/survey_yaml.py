@@ -38,8 +38,32 @@ def definition_yaml(definition: SurveyDefinition) -> str:
         survey["contact"] = _per_language({c: t.contact for c, t in texts.items()}, languages)
     if definition.max_epsilon is not None:
         survey["max_epsilon"] = _decimal(definition.max_epsilon)
-    survey["questions"] = [_question(question, languages) for question in definition.questions]
+    if definition.sections:
+        survey["sections"] = _sections(definition)
+    else:
+        survey["questions"] = [_question(question, languages) for question in definition.questions]
     return yaml.safe_dump(survey, allow_unicode=True, sort_keys=False, width=88)
+
+
+def _sections(definition: SurveyDefinition) -> list[dict[str, object]]:
+    """Each section with its words and its questions, as the file lists them."""
+    languages = definition.languages
+    ends = [section.start for section in definition.sections[1:]] + [len(definition.questions)]
+    sections: list[dict[str, object]] = []
+    for section, end in zip(definition.sections, ends, strict=True):
+        texts = {code: section.texts(code) for code in languages}
+        item: dict[str, object] = {
+            "title": _per_language({c: t.title for c, t in texts.items()}, languages)
+        }
+        if section.description:
+            item["description"] = _per_language(
+                {c: t.description for c, t in texts.items()}, languages
+            )
+        item["questions"] = [
+            _question(question, languages) for question in definition.questions[section.start : end]
+        ]
+        sections.append(item)
+    return sections
 
 
 def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[str, object]:

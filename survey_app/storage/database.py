@@ -449,6 +449,14 @@ def _survey_ids_never_reused(db: sqlite_utils.Database) -> None:
     )
 
 
+def _survey_sections(db: sqlite_utils.Database) -> None:
+    """Surveys shown a section per page: where each section starts among the survey's
+    questions (which stay one ordered list) and its title and description per language,
+    as JSON ``[{"start": 0, "title": ..., "description": ..., "translations": {"ko":
+    {"title": ..., "description": ...}}}, ...]``; ``[]``, as before, for one page."""
+    db.execute("ALTER TABLE surveys ADD COLUMN sections TEXT NOT NULL DEFAULT '[]'")
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -462,6 +470,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _budget_changes_and_exact_estimates,
     _people_listing_retention,
     _survey_ids_never_reused,
+    _survey_sections,
 )
 
 

@@ -18,6 +18,8 @@ from survey_app.domain.survey_limits import DEFAULT_LANGUAGES
 from survey_app.domain.survey_model import (
     QuestionDefinition,
     QuestionTexts,
+    SectionDefinition,
+    SectionTexts,
     SurveyDefinition,
     SurveyDefinitionError,
     SurveyTexts,
@@ -44,7 +46,7 @@ class SurveyDestroyedError(ValueError):
     and its retention settings stay as they were when it happened."""
 
 
-Texts = TypeVar("Texts", QuestionTexts, SurveyTexts)
+Texts = TypeVar("Texts", QuestionTexts, SurveyTexts, SectionTexts)
 
 
 def _swapped(
@@ -127,6 +129,8 @@ class Survey:
     keep_public_figures: bool = False
     #: The day its answers were destroyed, once they were.
     destroyed_on: datetime.date | None = None
+    #: Its pages, each starting at one of ``questions``; empty: the survey is one page.
+    sections: tuple[SectionDefinition, ...] = ()
 
     def localized(self, language: str) -> Survey:
         """This survey with its texts in ``language``, or in its main language if
@@ -148,6 +152,7 @@ class Survey:
             consent=texts.consent,
             contact=texts.contact,
             questions=tuple(question.shown_in(wanted, current) for question in self.questions),
+            sections=tuple(_section_in(section, wanted, current) for section in self.sections),
             translations=_swapped(
                 self.translations,
                 wanted,
@@ -155,6 +160,11 @@ class Survey:
                 SurveyTexts(self.title, self.description, self.consent, self.contact),
             ),
         )
+
+    def section_questions(self, index: int) -> tuple[Question, ...]:
+        """The questions of section ``index``: from its start to the next section's."""
+        starts = [section.start for section in self.sections] + [len(self.questions)]
+        return self.questions[starts[index] : starts[index + 1]]
 
     @property
     def accepts_responses(self) -> bool:
@@ -176,6 +186,56 @@ class Survey:
     def parameters_by_key(self) -> dict[str, dict[str, Any]]:
         """Every sensitive question's mechanism parameters, as the browser receives them."""
         return {q.key: q.mechanism.parameters() for q in self.sensitive_questions}
+
+
+def _section_in(section: SectionDefinition, language: str, current: str) -> SectionDefinition:
+    """A section's words in ``language``, given that its fields are in ``current``."""
+    if language not in section.translations:
+        return section
+    wanted = section.translations[language]
+    return dataclasses.replace(
+        section,
+        title=wanted.title,
+        description=wanted.description,
+        translations=_swapped(
+            section.translations,
+            language,
+            current,
+            SectionTexts(section.title, section.description),
+        ),
+    )
+
+
+def _sections_json(sections: tuple[SectionDefinition, ...]) -> str:
+    """The ``sections`` column: each section's start and words, by language."""
+    return json.dumps(
+        [
+            {
+                "start": section.start,
+                "title": section.title,
+                "description": section.description,
+                "translations": {
+                    code: dataclasses.asdict(texts) for code, texts in section.translations.items()
+                },
+            }
+            for section in sections
+        ],
+        ensure_ascii=False,
+    )
+
+
+def _sections_from_json(stored: str) -> tuple[SectionDefinition, ...]:
+    return tuple(
+        SectionDefinition(
+            start=section["start"],
+            title=section["title"],
+            description=section["description"],
+            translations={
+                code: SectionTexts(**texts) for code, texts in section["translations"].items()
+            },
+        )
+        for section in json.loads(stored)
+    )
 
 
 def store_survey(
@@ -308,6 +368,7 @@ def _survey_row(
             ensure_ascii=False,
         ),
         "source": definition.source or None,
+        "sections": _sections_json(definition.sections),
     }
 
 
@@ -429,12 +490,14 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
         contact=survey.contact,
         languages=survey.languages,
         translations=survey.translations,
+        sections=survey.sections,
     )
 
 
 _SURVEY_COLUMNS = (
     "id, slug, title, description, status, access, owner_id, consent, contact, max_epsilon, "
-    "design, languages, translations, listed, retain_until, keep_public_figures, destroyed_on"
+    "design, languages, translations, listed, retain_until, keep_public_figures, destroyed_on, "
+    "sections"
 )
 _QUESTION_COLUMNS = (
     "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
@@ -492,6 +555,7 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
         retain_until=_date_or_none(row[14]),
         keep_public_figures=bool(row[15]),
         destroyed_on=_date_or_none(row[16]),
+        sections=_sections_from_json(row[17]),
     )
 
 
