@@ -19,14 +19,17 @@ import rjsmin
 STATIC = Path(__file__).resolve().parent / "static"
 COINS = "coins.js"
 FORM = "randomize.js"
+#: A sectioned survey's Back and Next in the page (web/respond/section_steps.py).
+SECTIONS = "sections.js"
 MECHANISMS_FOLDER = "mechanisms"
 
 
 def script_names() -> tuple[str, ...]:
     """Every script a respondent's page may load: the coins, each mechanism's module, the
-    form. Nothing else is served this way (the builder's scripts are plain static files)."""
+    sections, the form. Nothing else is served this way (the builder's scripts are plain
+    static files)."""
     modules = sorted(path.name for path in (STATIC / MECHANISMS_FOLDER).glob("*.js"))
-    return (COINS, *(f"{MECHANISMS_FOLDER}/{name}" for name in modules), FORM)
+    return (COINS, *(f"{MECHANISMS_FOLDER}/{name}" for name in modules), SECTIONS, FORM)
 
 
 def minify(source: str) -> str:

@@ -78,6 +78,13 @@ def new_form_token(survey: Survey) -> str:
     return issue_form_token(_secret_keys(), survey.slug)
 
 
+def checked_submission_id(survey: Survey, token: str) -> str:
+    """The submission id of a form token issued for ``survey`` within its lifetime
+    (``FORM_MAX_AGE_HOURS``); FormTokenError (ExpiredFormToken) otherwise."""
+    max_age = current_app.config.get("FORM_MAX_AGE_HOURS", DEFAULT_MAX_AGE_HOURS)
+    return submission_id_from(_secret_keys(), survey.slug, token, max_age)
+
+
 def stored_submission_id(form: BaseForm) -> str:
     """The id a validated form's response is stored under: its token's random part."""
     return random_part(form["submission_id"].data)
@@ -91,12 +98,12 @@ class IssuedFormToken:
     """
 
     def __init__(self, survey: Survey) -> None:
-        self.slug = survey.slug
+        self.survey = survey
 
     def __call__(self, form: BaseForm, field: Field) -> None:
         max_age = current_app.config.get("FORM_MAX_AGE_HOURS", DEFAULT_MAX_AGE_HOURS)
         try:
-            submission_id_from(_secret_keys(), self.slug, field.data, max_age)
+            checked_submission_id(self.survey, field.data)
         except ExpiredFormToken as err:
             message = ngettext(
                 "This form was shown more than an hour ago and has expired.",
@@ -247,9 +254,12 @@ def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = N
     return form
 
 
-def form_problems(survey: Survey, formdata: MultiDict[str, str]) -> list[str]:
-    """Problems with the POST's shape that field validation does not see."""
-    allowed = CONTROL_FIELDS | {q.key for q in survey.questions}
+def form_problems(
+    survey: Survey, formdata: MultiDict[str, str], controls: frozenset[str] = CONTROL_FIELDS
+) -> list[str]:
+    """Problems with the POST's shape that field validation does not see; ``controls``
+    are the fields it may carry besides the answers (a section's page has more)."""
+    allowed = controls | {q.key for q in survey.questions}
     problems = [
         _("The form sent an unexpected field, %(name)s.", name=repr(name))
         for name in formdata

@@ -43,6 +43,13 @@ from survey_app.web.respond.forms import (
     stored_submission_id,
 )
 from survey_app.web.respond.scripts import script_addresses, script_response
+from survey_app.web.respond.section_steps import (
+    SectionPage,
+    first_page,
+    posted_invitation,
+    posts_a_section,
+    section_step,
+)
 from survey_app.web.respond.tick_fields import joined_ticks
 from survey_app.web.respond.wording import UNAVAILABLE
 
@@ -96,7 +103,11 @@ class Refusal:
 
 
 def _survey_page(
-    survey: Survey, invitation: str | None, agreed: bool, refusal: Refusal | None = None
+    survey: Survey,
+    invitation: str | None,
+    agreed: bool,
+    refusal: Refusal | None = None,
+    section: SectionPage | None = None,
 ) -> tuple[str, int]:
     """The page this survey shows a respondent now: the form, or why not.
 
@@ -106,6 +117,10 @@ def _survey_page(
     a browser that answered is told so; consent comes before the questions (``agreed``:
     the GET's ``agree=yes``, or the ``agreed`` field the form carries only once the
     person has agreed). A refusal is said on the form, which comes back empty.
+
+    A sectioned survey's page holds every section, the first shown (``section`` None: a
+    fresh form, with or without JavaScript), or one section's page of the way through
+    without JavaScript (``section_steps``), which loads no script.
     """
     if not survey.accepts_responses:
         return _unavailable(survey.status)
@@ -117,11 +132,18 @@ def _survey_page(
     if survey.consent and not agreed:
         # The consent step is a plain link: agreeing stores nothing, not even a cookie.
         return _render("respond/consent.html", survey, invitation=invitation), status
+    token = section.submission_id if section else new_form_token(survey)
+    if survey.sections and section is None:
+        carried: SectionPage | None = first_page(survey, token)
+    else:
+        carried = section
     page = _render(
         "respond/survey.html",
         survey,
-        scripts=script_addresses(survey),
-        submission_id=new_form_token(survey),
+        scripts=[] if section else script_addresses(survey),
+        submission_id=token,
+        shown_section=section.section if section else None,
+        carried=carried.carried if carried else None,
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
         field_errors=refusal.field_errors if refusal else {},
@@ -168,13 +190,23 @@ def submit(slug: str) -> tuple[str, int]:
     if not survey.accepts_responses:
         return _unavailable(survey.status)
     posted = joined_ticks(survey, request.form)
-    form = build_response_form(survey, posted)
+    if posts_a_section(survey, posted):
+        step = section_step(survey, posted)
+        if step.reports is None or step.form is None:
+            refusal = Refusal(step.problems, step.field_errors, step.status)
+            invitation = posted_invitation(posted)
+            agreed = posted.get("agreed") == "yes"
+            return _survey_page(survey, invitation, agreed, refusal, step.page)
+        form, reported, randomized_by = step.form, step.reports, "server"
+    else:
+        form = build_response_form(survey, posted)
+        problems = form_problems(survey, posted)
+        if problems or not form.validate():
+            invitation = form["invitation"].data if not form["invitation"].errors else None
+            agreed = form["agreed"].data == "yes"
+            return _survey_page(survey, invitation, agreed, Refusal(problems, form.errors))
+        reported, randomized_by = _reported_answers(survey, form)
     agreed = form["agreed"].data == "yes"
-    problems = form_problems(survey, posted)
-    if problems or not form.validate():
-        invitation = form["invitation"].data if not form["invitation"].errors else None
-        return _survey_page(survey, invitation, agreed, Refusal(problems, form.errors))
-    reported, randomized_by = _reported_answers(survey, form)
     db = get_db()
     submission_id = stored_submission_id(form)
     try:

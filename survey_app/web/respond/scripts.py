@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from flask import Response, abort, request, url_for
 
-from survey_app.served_scripts import COINS, FORM, script_version, served_script
+from survey_app.served_scripts import COINS, FORM, SECTIONS, script_version, served_script
 from survey_app.storage.surveys import Survey
 
 
 def browser_scripts(survey: Survey) -> list[str]:
-    """The scripts ``survey``'s page loads, in order, each once."""
+    """The scripts ``survey``'s page loads, in order, each once: a sectioned survey's
+    sections before the form, so that its Enter key and Next act before the form's submit."""
     modules = (question.mechanism.browser_script for question in survey.questions)
-    return [COINS, *dict.fromkeys(module for module in modules if module), FORM]
+    sections = [SECTIONS] if survey.sections else []
+    return [COINS, *dict.fromkeys(module for module in modules if module), *sections, FORM]
 
 
 def script_addresses(survey: Survey) -> list[str]:
