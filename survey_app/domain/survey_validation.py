@@ -180,10 +180,7 @@ def _survey_questions(
         return (None, ()) if parts is None else parts
     if "questions" in survey:
         return _questions(survey["questions"], languages, problems), ()
-    problems.add(
-        "is required but missing (or sections, for a survey shown a section per page)",
-        "questions",
-    )
+    problems.add("is required but missing", "questions")  # (or sections: see the docs)
     return None, ()
 
 
