@@ -285,6 +285,13 @@ def test_a_carried_field_of_another_survey_is_refused(
     walk = on_second_page(app)
     walk.send({**ANSWERS[1], **NEXT}, **{CARRIED: hidden(twin_page)[CARRIED]})
     refused(walk, database, 1)
+    # The survey is checked on its own too, not only through the form it names.
+    walk = on_second_page(app)
+    twin_id = carried_payload(twin_page)["survey"]
+    assert twin_id != survey.id
+    payload = {**carried_payload(walk.page), "survey": twin_id}
+    walk.send({**ANSWERS[1], **NEXT}, **{CARRIED: signed(payload)})
+    refused(walk, database, 1)
 
 
 def test_a_carried_field_replayed_into_another_respondents_form_is_refused(
