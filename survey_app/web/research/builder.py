@@ -92,7 +92,7 @@ def check(fields: SurveyFields) -> Checked:
     try:
         return Checked(parse_definition(definition_yaml(fields), SOURCE))
     except SurveyDefinitionError as err:
-        return Checked(None, placed_problems(err, fields.languages))
+        return Checked(None, placed_problems(err, fields.languages, fields.section_sizes()))
 
 
 @bp.get("/")
@@ -169,6 +169,15 @@ def _act(draft: Survey | None) -> Response | tuple[str, int]:
         index = form.get("remove", "", type=str)
         if index.isdigit():
             fields.remove_question(int(index))
+        return _page(fields, draft), 200
+    if "add_section" in form:
+        fields.add_section()
+        added = len(fields.sections) - 1
+        return _page(fields, draft, focus=field_id(f"s{added}.title.{fields.languages[0]}")), 200
+    if "remove_section" in form:
+        index = form.get("remove_section", "", type=str)
+        if index.isdigit():
+            fields.remove_section(int(index))
         return _page(fields, draft), 200
     for step, button in MOVE_BUTTONS.items():
         index = form.get(button, "", type=str)
@@ -337,6 +346,11 @@ def _respondent_page(survey: Survey, language: str) -> Markup:
         "invitation": None,
         "problems": [],
         "field_errors": {},
+        # Every section one after another, each with its heading and progress: the
+        # preview shows the whole walk at once (and has no script to walk it).
+        "shown_section": None,
+        "carried": None,
+        "every_section_shown": True,
     }
     current_app.update_template_context(context)
     with force_locale(language):
