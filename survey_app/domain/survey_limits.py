@@ -24,6 +24,7 @@ SURVEY_KEYS = {
     "consent": False,
     "contact": False,
     "max_epsilon": False,
+    "question_order": False,
     "questions": True,
 }
 #: Keys a question may have, in documentation order; True marks the required ones.
@@ -38,6 +39,8 @@ QUESTION_KEYS = {
     "mechanism": False,
     "options": False,
     "scores": False,
+    "option_order": False,
+    "fixed_options": False,
     "min": False,
     "max": False,
 }

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import (
     DEFAULT_CHOICE_NUMBER_EPSILON,
     DEFAULT_LANGUAGES,
@@ -65,6 +66,12 @@ class QuestionDefinition:
     sensitive: bool = True
     #: False: the respondent may skip it.
     required: bool = True
+    #: How its options are shown (``display_order.OPTION_ORDERS``): as written, in random
+    #: order, or (a scale) reversed for half the respondents. Display only.
+    option_order: str = AS_WRITTEN
+    #: Indexes (from 0) of the options that keep their place when the order is drawn; the
+    #: file gives 1-based positions.
+    fixed_options: tuple[int, ...] = ()
     #: The survey's other languages: code -> text and options (same count and order).
     #: Not hashed (a dict cannot be); equal definitions still need equal translations.
     translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
@@ -117,6 +124,9 @@ class SurveyDefinition:
     languages: tuple[str, ...] = DEFAULT_LANGUAGES
     #: The survey's other languages: code -> title, description, consent, contact.
     translations: dict[str, SurveyTexts] = field(default_factory=dict, hash=False)
+    #: How the questions are shown (``display_order.QUESTION_ORDERS``): as written, or in
+    #: an order drawn for each page shown. Display only.
+    question_order: str = AS_WRITTEN
     #: The definition text as parsed, comments and all, so the survey can be given back
     #: as its author wrote it. Not part of equality: layout and comments define nothing.
     source: str = field(default="", compare=False, repr=False)

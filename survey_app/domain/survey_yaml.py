@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import yaml
 
+from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import DEFAULT_LANGUAGES, DEFAULT_MECHANISM
 from survey_app.domain.survey_model import QuestionDefinition, SurveyDefinition
 
@@ -38,6 +39,8 @@ def definition_yaml(definition: SurveyDefinition) -> str:
         survey["contact"] = _per_language({c: t.contact for c, t in texts.items()}, languages)
     if definition.max_epsilon is not None:
         survey["max_epsilon"] = _decimal(definition.max_epsilon)
+    if definition.question_order != AS_WRITTEN:
+        survey["question_order"] = definition.question_order
     survey["questions"] = [_question(question, languages) for question in definition.questions]
     return yaml.safe_dump(survey, allow_unicode=True, sort_keys=False, width=88)
 
@@ -64,6 +67,10 @@ def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[
         ]
     if question.type.has_scores and question.scores != tuple(range(len(question.scores))):
         item["scores"] = list(question.scores)
+    if question.option_order != AS_WRITTEN:
+        item["option_order"] = question.option_order
+    if question.fixed_options:
+        item["fixed_options"] = [index + 1 for index in question.fixed_options]
     if question.type.has_range:
         item["min"] = question.min
         item["max"] = question.max

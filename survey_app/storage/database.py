@@ -449,6 +449,22 @@ def _survey_ids_never_reused(db: sqlite_utils.Database) -> None:
     )
 
 
+def _display_orders(db: sqlite_utils.Database) -> None:
+    """The order a survey shows its questions in, and a question its options in.
+
+    Display only: each page draws the order afresh and nothing stores which one it drew.
+    ``fixed_options`` is a JSON list of option indexes (from 0) that keep their place.
+    Words, not design: the trigger that fixes a question's mechanism leaves them out.
+    """
+    db.executescript(
+        """
+        ALTER TABLE surveys ADD COLUMN question_order TEXT NOT NULL DEFAULT 'as_written';
+        ALTER TABLE questions ADD COLUMN option_order TEXT NOT NULL DEFAULT 'as_written';
+        ALTER TABLE questions ADD COLUMN fixed_options TEXT NOT NULL DEFAULT '[]';
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -462,6 +478,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _budget_changes_and_exact_estimates,
     _people_listing_retention,
     _survey_ids_never_reused,
+    _display_orders,
 )
 
 

@@ -14,6 +14,7 @@ import sqlite_utils
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
+from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import DEFAULT_LANGUAGES
 from survey_app.domain.survey_model import (
     QuestionDefinition,
@@ -77,6 +78,9 @@ class Question:
     min: int | None = None
     max: int | None = None
     requested_epsilon: str | None = None
+    #: How its options are shown, and which keep their place (``display_order``).
+    option_order: str = AS_WRITTEN
+    fixed_options: tuple[int, ...] = ()
     #: Text and options in the survey's languages other than the one ``text`` is in.
     translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
 
@@ -127,6 +131,8 @@ class Survey:
     keep_public_figures: bool = False
     #: The day its answers were destroyed, once they were.
     destroyed_on: datetime.date | None = None
+    #: How its questions are shown (``display_order``): drawn per page, never stored.
+    question_order: str = AS_WRITTEN
 
     def localized(self, language: str) -> Survey:
         """This survey with its texts in ``language``, or in its main language if
@@ -308,6 +314,7 @@ def _survey_row(
             ensure_ascii=False,
         ),
         "source": definition.source or None,
+        "question_order": definition.question_order,
     }
 
 
@@ -338,6 +345,8 @@ def _insert_design_and_questions(
             "min": question.min,
             "max": question.max,
             "requested_epsilon": written_decimal(question.epsilon),
+            "option_order": question.option_order,
+            "fixed_options": json.dumps(question.fixed_options),
             "parameters": json.dumps(parameters[question.key], sort_keys=True),
             "translations": json.dumps(
                 {
@@ -419,6 +428,8 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
                 max=q.max,
                 sensitive=q.sensitive,
                 required=q.required,
+                option_order=q.option_order,
+                fixed_options=q.fixed_options,
                 translations=q.translations,
             )
             for q in survey.questions
@@ -429,16 +440,18 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
         contact=survey.contact,
         languages=survey.languages,
         translations=survey.translations,
+        question_order=survey.question_order,
     )
 
 
 _SURVEY_COLUMNS = (
     "id, slug, title, description, status, access, owner_id, consent, contact, max_epsilon, "
-    "design, languages, translations, listed, retain_until, keep_public_figures, destroyed_on"
+    "design, languages, translations, listed, retain_until, keep_public_figures, destroyed_on, "
+    "question_order"
 )
 _QUESTION_COLUMNS = (
     "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
-    "translations"
+    "translations, option_order, fixed_options"
 )
 
 
@@ -462,6 +475,8 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
             min=q["min"],
             max=q["max"],
             requested_epsilon=q["requested_epsilon"],
+            option_order=q["option_order"],
+            fixed_options=tuple(json.loads(q["fixed_options"])),
             translations={
                 code: QuestionTexts(texts["text"], tuple(texts["options"]))
                 for code, texts in json.loads(q["translations"]).items()
@@ -492,6 +507,7 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
         retain_until=_date_or_none(row[14]),
         keep_public_figures=bool(row[15]),
         destroyed_on=_date_or_none(row[16]),
+        question_order=row[17],
     )
 
 
