@@ -36,6 +36,8 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
             min=q.min,
             max=q.max,
             requested_epsilon=written_decimal(q.epsilon),
+            option_order=q.option_order,
+            fixed_options=q.fixed_options,
         )
         for q in definition.questions
     )
@@ -52,4 +54,5 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
         max_epsilon=written_decimal(definition.max_epsilon),
         design=survey_fingerprint(parameters),
         languages=definition.languages,
+        question_order=definition.question_order,
     )

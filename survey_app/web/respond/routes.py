@@ -16,6 +16,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
 from survey_app.domain.answers import randomize_response
+from survey_app.domain.display_order import display_order
 from survey_app.storage.invitations import InvitationBusyError, InvitationError, invitation_is_open
 from survey_app.storage.responses import (
     SubmissionConflictError,
@@ -121,6 +122,7 @@ def _survey_page(
         "respond/survey.html",
         survey,
         scripts=script_addresses(survey),
+        shown_questions=display_order(survey.questions, survey.question_order),
         submission_id=new_form_token(survey),
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
