@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from survey_app.domain.display_order import AS_WRITTEN, RANDOM
 from survey_app.domain.languages import LANGUAGES
 from survey_app.domain.survey_limits import DEFAULT_MECHANISM, MAX_QUESTIONS, QUESTION_TYPES
 from survey_app.domain.survey_model import SurveyDefinitionError
@@ -65,6 +66,10 @@ class QuestionFields:
     max: str = ""
     sensitive: bool = True
     required: bool = True
+    #: How the options are shown (``display_order.OPTION_ORDERS``), and the positions
+    #: (from 1, as typed: "5" or "4, 5") of those that keep their place.
+    option_order: str = AS_WRITTEN
+    fixed_options: str = ""
 
     @property
     def kind(self) -> QuestionType | None:
@@ -83,6 +88,8 @@ class SurveyFields:
     texts: dict[str, dict[str, str]] = field(default_factory=dict)
     access: str = "open"
     max_epsilon: str = ""
+    #: Questions shown in an order drawn for each respondent.
+    random_question_order: bool = False
     questions: list[QuestionFields] = field(default_factory=list)
 
     def text(self, name: str, language: str) -> str:
@@ -139,6 +146,7 @@ def fields_from_form(form: PostedForm) -> SurveyFields:
         texts={name: _per_language(form, name, languages) for name in SURVEY_TEXTS},
         access=_one(form, "access") or "open",
         max_epsilon=_one(form, "max_epsilon").strip(),
+        random_question_order=_one(form, "question_order") == RANDOM,
         questions=questions[: MAX_QUESTIONS + 1],
     )
 
@@ -159,6 +167,8 @@ def _question_from_form(
         # A checkbox is sent only when ticked, and the builder always posts every field.
         sensitive=f"{prefix}.sensitive" in form,
         required=f"{prefix}.required" in form,
+        option_order=_one(form, f"{prefix}.option_order") or AS_WRITTEN,
+        fixed_options=_one(form, f"{prefix}.fixed_options").strip(),
     )
 
 
@@ -195,6 +205,8 @@ def definition_dict(fields: SurveyFields) -> dict[str, Any]:
         data["access"] = fields.access
     if fields.max_epsilon:
         data["max_epsilon"] = _Written(fields.max_epsilon)
+    if fields.random_question_order:
+        data["question_order"] = RANDOM
     data["questions"] = [_question_dict(q, fields.languages) for q in fields.questions]
     return data
 
@@ -220,6 +232,13 @@ def _question_dict(question: QuestionFields, languages: tuple[str, ...]) -> dict
         data["options"] = _options(question.options, languages)
     if kind is not None and kind.has_scores and option_lines(question.scores):
         data["scores"] = [_Written(line) for line in option_lines(question.scores)]
+    if kind is not None and kind.has_options and question.option_order != AS_WRITTEN:
+        data["option_order"] = question.option_order
+        # Positions left typed while the order is as written are dropped, not refused.
+        if question.fixed_options:
+            data["fixed_options"] = [
+                _Written(item) for item in re.split(r"[\s,]+", question.fixed_options) if item
+            ]
     if kind is not None and kind.has_range:
         data["min"] = _Written(question.min)
         data["max"] = _Written(question.max)
@@ -310,6 +329,7 @@ def fields_from_source(source: str) -> SurveyFields:
         texts={name: _texts(data.get(name, ""), languages) for name in SURVEY_TEXTS},
         access=data.get("access", "open"),
         max_epsilon=data.get("max_epsilon", ""),
+        random_question_order=data.get("question_order") == RANDOM,
         questions=[_question_fields(item, languages) for item in data.get("questions", [])],
     )
 
@@ -331,6 +351,8 @@ def _question_fields(data: Mapping[str, Any], languages: tuple[str, ...]) -> Que
         max=data.get("max", ""),
         sensitive=_flag(data.get("sensitive", "true")),
         required=_flag(data.get("required", "true")),
+        option_order=data.get("option_order", AS_WRITTEN),
+        fixed_options=", ".join(data.get("fixed_options", [])),
     )
 
 
@@ -363,11 +385,13 @@ _QUESTION_NAMES = frozenset(
         "mechanism",
         "options",
         "scores",
+        "option_order",
+        "fixed_options",
         "min",
         "max",
     }
 )
-_SURVEY_NAMES = frozenset({"slug", *SURVEY_TEXTS, "access", "max_epsilon"})
+_SURVEY_NAMES = frozenset({"slug", *SURVEY_TEXTS, "access", "max_epsilon", "question_order"})
 
 
 def error_field_name(path: str, languages: Iterable[str]) -> str | None:
