@@ -17,7 +17,7 @@ from survey_app.domain.builder_fields import (
 from survey_app.domain.definitions import parse_definition
 from survey_app.storage.surveys import get_survey
 from survey_app.web.database_session import get_db
-from tests.app.test_builder import BUILDER, field_error, input_tag, page_form, press, text
+from tests.app.test_builder import BUILDER, field_error, input_tag, press, text
 
 ORDERED = SurveyFields(
     slug="ordered",
