@@ -54,6 +54,11 @@ def create_app(config: Mapping[str, Any] | None = None, *, retention_check: bool
             seconds=max(csrf_time_limit, int(app.config["SESSION_MAX_HOURS"]) * 3600)
         ),
         WTF_CSRF_TIME_LIMIT=csrf_time_limit,
+        # Over HTTPS Flask-WTF would also demand a same-origin Referer, which no browser
+        # sends here: every page asks for none (security_headers; a survey's address may
+        # carry a panel's participant id), and a POST's Origin is then "null" too. The
+        # token, bound to the Lax session cookie, is the check.
+        WTF_CSRF_SSL_STRICT=False,
     )
 
     db.init_app(app)
