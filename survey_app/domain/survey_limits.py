@@ -24,6 +24,8 @@ SURVEY_KEYS = {
     "consent": False,
     "contact": False,
     "max_epsilon": False,
+    "thank_you": False,
+    "completion": False,
     "questions": True,
 }
 #: Keys a question may have, in documentation order; True marks the required ones.

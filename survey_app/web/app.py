@@ -19,6 +19,7 @@ from survey_app.storage.database import connect, migrate
 from survey_app.storage.destruction import destroy_expired
 from survey_app.web import database_session as db
 from survey_app.web import i18n, limits
+from survey_app.web.respondent_query import RespondentQuery
 
 csrf = CSRFProtect()
 
@@ -65,6 +66,8 @@ def create_app(config: Mapping[str, Any] | None = None, *, retention_check: bool
     i18n.init_app(app, str(PACKAGE_DIR / "translations"))
     csrf.init_app(app)
     limits.init_app(app)
+    # Outermost, so a panel's participant id is gone before anything else sees the request.
+    app.wsgi_app = RespondentQuery(app.wsgi_app)  # type: ignore[method-assign]
 
     from survey_app.cli.commands import register_commands
     from survey_app.web import templates
