@@ -271,7 +271,7 @@ BAD_YAML = [
         "tittle",
         10,
         "unknown key 'tittle' (allowed: slug, languages, title, description, access, consent, "
-        "contact, max_epsilon, questions)",
+        "contact, max_epsilon, thank_you, completion, questions)",
     ),
     ("top-duplicate-key", yaml_with("title:", "slug: other\ntitle:"), "slug", 2, "duplicate key"),
     (
