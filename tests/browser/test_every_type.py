@@ -138,7 +138,13 @@ def simulate_respondents(server: LiveServer) -> Survey:
 
 def stored_values(server: LiveServer) -> list[dict[str, Any]]:
     db = connect(server.db_path)
-    rows = [json.loads(answers) for (answers,) in db.execute("SELECT answers FROM responses")]
+    rows = [
+        json.loads(answers)
+        for (answers,) in db.execute(
+            "SELECT answers FROM responses WHERE survey_id = (SELECT id FROM surveys WHERE slug = ?)",
+            [SLUG],
+        )
+    ]
     db.conn.close()
     return rows
 
