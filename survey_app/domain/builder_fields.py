@@ -28,9 +28,11 @@ from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.privacy import QuestionType
 
 #: The survey's texts, each given once per language.
-SURVEY_TEXTS = ("title", "description", "consent", "contact")
+SURVEY_TEXTS = ("title", "description", "consent", "contact", "thank_you")
 #: Texts a survey may leave out: left empty in every language, they are not written.
-OPTIONAL_TEXTS = ("description", "consent", "contact")
+OPTIONAL_TEXTS = ("description", "consent", "contact", "thank_you")
+#: The completion field's choice when the survey has none.
+NO_COMPLETION = "none"
 #: What a new question starts as, and the mechanism left out of the file ("auto").
 NEW_QUESTION_TYPE = QuestionType.YES_NO.value
 AUTO_MECHANISM = DEFAULT_MECHANISM
@@ -88,6 +90,10 @@ class SurveyFields:
     texts: dict[str, dict[str, str]] = field(default_factory=dict)
     access: str = "open"
     max_epsilon: str = ""
+    #: A panel's completion: NO_COMPLETION, or a key of the file's ``completion`` (code,
+    #: redirect) with its value as typed.
+    completion: str = NO_COMPLETION
+    completion_value: str = ""
     #: Questions shown in an order drawn for each respondent.
     random_question_order: bool = False
     questions: list[QuestionFields] = field(default_factory=list)
@@ -146,6 +152,8 @@ def fields_from_form(form: PostedForm) -> SurveyFields:
         texts={name: _per_language(form, name, languages) for name in SURVEY_TEXTS},
         access=_one(form, "access") or "open",
         max_epsilon=_one(form, "max_epsilon").strip(),
+        completion=_one(form, "completion") or NO_COMPLETION,
+        completion_value=_one(form, "completion_value").strip(),
         random_question_order=_one(form, "question_order") == RANDOM,
         questions=questions[: MAX_QUESTIONS + 1],
     )
@@ -205,6 +213,8 @@ def definition_dict(fields: SurveyFields) -> dict[str, Any]:
         data["access"] = fields.access
     if fields.max_epsilon:
         data["max_epsilon"] = _Written(fields.max_epsilon)
+    if fields.completion != NO_COMPLETION:
+        data["completion"] = {fields.completion: fields.completion_value}
     if fields.random_question_order:
         data["question_order"] = RANDOM
     data["questions"] = [_question_dict(q, fields.languages) for q in fields.questions]
@@ -323,12 +333,15 @@ def fields_from_source(source: str) -> SurveyFields:
     if not isinstance(data, dict):
         raise ValueError("a validated definition is a mapping")
     languages = tuple(data.get("languages") or ("en",))
+    ((completion, completion_value),) = (data.get("completion") or {NO_COMPLETION: ""}).items()
     return SurveyFields(
         languages=languages,
         slug=data.get("slug", ""),
         texts={name: _texts(data.get(name, ""), languages) for name in SURVEY_TEXTS},
         access=data.get("access", "open"),
         max_epsilon=data.get("max_epsilon", ""),
+        completion=completion,
+        completion_value=completion_value,
         random_question_order=data.get("question_order") == RANDOM,
         questions=[_question_fields(item, languages) for item in data.get("questions", [])],
     )
@@ -411,6 +424,8 @@ def error_field_name(path: str, languages: Iterable[str]) -> str | None:
         if name in _TEXT_FIELDS:
             return f"q{question['index']}.{name}.{question['language'] or main}"
         return f"q{question['index']}.{name}"
+    if path.partition(".")[0] == "completion":
+        return "completion_value"
     survey = _SURVEY_ERROR_PATH.fullmatch(path)
     if survey and survey["name"] == "languages":
         return "language"

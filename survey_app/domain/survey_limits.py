@@ -24,6 +24,8 @@ SURVEY_KEYS = {
     "consent": False,
     "contact": False,
     "max_epsilon": False,
+    "thank_you": False,
+    "completion": False,
     "question_order": False,
     "questions": True,
 }

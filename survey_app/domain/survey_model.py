@@ -39,6 +39,16 @@ class SurveyTexts:
     description: str = ""
     consent: str = ""
     contact: str = ""
+    thank_you: str = ""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """Where a panel's participant goes once their response is stored: a ``code`` they
+    copy back to the panel, or a ``redirect`` address the thank-you page links to."""
+
+    kind: str  # "code" or "redirect", the survey file's key
+    value: str
 
 
 @dataclass(frozen=True)
@@ -122,7 +132,11 @@ class SurveyDefinition:
     contact: str = ""
     #: Every language the survey's texts are given in; the first is the main one.
     languages: tuple[str, ...] = DEFAULT_LANGUAGES
-    #: The survey's other languages: code -> title, description, consent, contact.
+    #: The researcher's own words on the thank-you page; "" for none.
+    thank_you: str = ""
+    #: A panel's completion code or return address; None for none.
+    completion: Completion | None = None
+    #: The survey's other languages: code -> title, description, consent, contact, thank_you.
     translations: dict[str, SurveyTexts] = field(default_factory=dict, hash=False)
     #: How the questions are shown (``display_order.QUESTION_ORDERS``): as written, or in
     #: an order drawn for each page shown. Display only.
@@ -133,7 +147,7 @@ class SurveyDefinition:
 
     def texts(self, language: str) -> SurveyTexts:
         """The survey's own words in ``language``; the main language's if it has no others."""
-        main = SurveyTexts(self.title, self.description, self.consent, self.contact)
+        main = SurveyTexts(self.title, self.description, self.consent, self.contact, self.thank_you)
         return self.translations.get(language, main)
 
 

@@ -22,6 +22,7 @@ from typing import ParamSpec, TypeVar
 
 from survey_app.domain.display_order import AS_WRITTEN, OPTION_ORDERS, QUESTION_ORDERS, REVERSE
 from survey_app.domain.languages import LANGUAGES
+from survey_app.domain.survey_completion import MAX_THANK_YOU_LENGTH, read_completion
 from survey_app.domain.survey_limits import (
     ACCESS_MODES,
     DEFAULT_LANGUAGES,
@@ -131,6 +132,12 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
     contact = _survey_text(
         survey, "contact", MAX_CONTACT_LENGTH, languages, problems, may_be_empty=True
     )
+    thank_you = _survey_text(
+        survey, "thank_you", MAX_THANK_YOU_LENGTH, languages, problems, may_be_empty=True
+    )
+    completion = None
+    if "completion" in survey:
+        completion = problems.check(read_completion, survey["completion"])
     questions = None
     if "questions" in survey:
         questions = _questions(survey["questions"], languages, problems)
@@ -142,7 +149,7 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
     assert slug is not None and access is not None and questions is not None
     assert question_order is not None
     assert title is not None and description is not None
-    assert consent is not None and contact is not None
+    assert consent is not None and contact is not None and thank_you is not None
     main = languages[0]
     return SurveyDefinition(
         slug=slug,
@@ -153,10 +160,16 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
         max_epsilon=max_epsilon,
         consent=consent[main],
         contact=contact[main],
+        thank_you=thank_you[main],
+        completion=completion,
         languages=languages,
         translations={
             language: SurveyTexts(
-                title[language], description[language], consent[language], contact[language]
+                title[language],
+                description[language],
+                consent[language],
+                contact[language],
+                thank_you[language],
             )
             for language in languages[1:]
         },

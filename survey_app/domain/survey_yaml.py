@@ -39,6 +39,10 @@ def definition_yaml(definition: SurveyDefinition) -> str:
         survey["contact"] = _per_language({c: t.contact for c, t in texts.items()}, languages)
     if definition.max_epsilon is not None:
         survey["max_epsilon"] = _decimal(definition.max_epsilon)
+    if definition.thank_you:
+        survey["thank_you"] = _per_language({c: t.thank_you for c, t in texts.items()}, languages)
+    if definition.completion is not None:
+        survey["completion"] = {definition.completion.kind: definition.completion.value}
     if definition.question_order != AS_WRITTEN:
         survey["question_order"] = definition.question_order
     survey["questions"] = [_question(question, languages) for question in definition.questions]

@@ -449,6 +449,18 @@ def _survey_ids_never_reused(db: sqlite_utils.Database) -> None:
     )
 
 
+def _survey_endings(db: sqlite_utils.Database) -> None:
+    """The end of a survey: the researcher's thank-you text (main language; the others in
+    ``translations``) and a panel's completion, ``{"code": ...}`` or ``{"redirect": ...}``
+    as JSON, NULL for none. Both are the study's, the same for every respondent."""
+    db.executescript(
+        """
+        ALTER TABLE surveys ADD COLUMN thank_you TEXT NOT NULL DEFAULT '';
+        ALTER TABLE surveys ADD COLUMN completion TEXT;
+        """
+    )
+
+
 def _display_orders(db: sqlite_utils.Database) -> None:
     """The order a survey shows its questions in, and a question its options in.
 
@@ -478,6 +490,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _budget_changes_and_exact_estimates,
     _people_listing_retention,
     _survey_ids_never_reused,
+    _survey_endings,
     _display_orders,
 )
 

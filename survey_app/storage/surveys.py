@@ -17,6 +17,7 @@ from survey_app.domain.designs import file_mechanism_name, question_mechanism, s
 from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import DEFAULT_LANGUAGES
 from survey_app.domain.survey_model import (
+    Completion,
     QuestionDefinition,
     QuestionTexts,
     SurveyDefinition,
@@ -116,6 +117,9 @@ class Survey:
     owner_id: int | None = None
     consent: str = ""
     contact: str = ""
+    #: The researcher's words on the thank-you page, and a panel's code or address.
+    thank_you: str = ""
+    completion: Completion | None = None
     max_epsilon: str | None = None
     design: str = ""
     #: The languages its texts are given in; the first is the main one (exports, CSV).
@@ -153,12 +157,15 @@ class Survey:
             description=texts.description,
             consent=texts.consent,
             contact=texts.contact,
+            thank_you=texts.thank_you,
             questions=tuple(question.shown_in(wanted, current) for question in self.questions),
             translations=_swapped(
                 self.translations,
                 wanted,
                 current,
-                SurveyTexts(self.title, self.description, self.consent, self.contact),
+                SurveyTexts(
+                    self.title, self.description, self.consent, self.contact, self.thank_you
+                ),
             ),
         )
 
@@ -306,6 +313,8 @@ def _survey_row(
         "access": definition.access,
         "consent": definition.consent,
         "contact": definition.contact,
+        "thank_you": definition.thank_you,
+        "completion": _completion_json(definition.completion),
         "max_epsilon": written_decimal(definition.max_epsilon),
         "design": survey_fingerprint(parameters),
         "languages": json.dumps(definition.languages),
@@ -438,6 +447,8 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
         max_epsilon=Fraction(survey.max_epsilon) if survey.max_epsilon else None,
         consent=survey.consent,
         contact=survey.contact,
+        thank_you=survey.thank_you,
+        completion=survey.completion,
         languages=survey.languages,
         translations=survey.translations,
         question_order=survey.question_order,
@@ -447,7 +458,7 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
 _SURVEY_COLUMNS = (
     "id, slug, title, description, status, access, owner_id, consent, contact, max_epsilon, "
     "design, languages, translations, listed, retain_until, keep_public_figures, destroyed_on, "
-    "question_order"
+    "thank_you, completion, question_order"
 )
 _QUESTION_COLUMNS = (
     "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
@@ -507,8 +518,22 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
         retain_until=_date_or_none(row[14]),
         keep_public_figures=bool(row[15]),
         destroyed_on=_date_or_none(row[16]),
-        question_order=row[17],
+        thank_you=row[17],
+        completion=_completion_or_none(row[18]),
+        question_order=row[19],
     )
+
+
+def _completion_json(completion: Completion | None) -> str | None:
+    """``{"code": ...}`` or ``{"redirect": ...}``, as the survey file writes it."""
+    return None if completion is None else json.dumps({completion.kind: completion.value})
+
+
+def _completion_or_none(stored: str | None) -> Completion | None:
+    if stored is None:
+        return None
+    ((kind, value),) = json.loads(stored).items()
+    return Completion(kind, value)
 
 
 def _date_or_none(text: str | None) -> datetime.date | None:
