@@ -141,7 +141,8 @@ def stored_values(server: LiveServer) -> list[dict[str, Any]]:
     rows = [
         json.loads(answers)
         for (answers,) in db.execute(
-            "SELECT answers FROM responses WHERE survey_id = (SELECT id FROM surveys WHERE slug = ?)",
+            "SELECT answers FROM responses"
+            " WHERE survey_id = (SELECT id FROM surveys WHERE slug = ?)",
             [SLUG],
         )
     ]
