@@ -75,7 +75,7 @@ def test_research_redirects_to_login_are_not_cached(client: FlaskClient) -> None
 
 
 def test_static_files_stay_cacheable(client: FlaskClient) -> None:
-    for address in ("/static/style.css", "/js/randomize.js"):
+    for address in ("/static/favicon.svg", "/css/style.css", "/js/randomize.js"):
         response = client.get(address)
         assert response.status_code == 200
         assert "no-store" not in response.headers.get("Cache-Control", "")

@@ -43,7 +43,7 @@ from survey_app.web.respond.forms import (
     new_form_token,
     stored_submission_id,
 )
-from survey_app.web.respond.scripts import script_addresses, script_response
+from survey_app.web.respond.scripts import script_addresses, script_response, stylesheet_response
 from survey_app.web.respond.tick_fields import joined_ticks
 from survey_app.web.respond.wording import UNAVAILABLE
 
@@ -154,6 +154,12 @@ def index() -> str:
 def script(name: str) -> Response:
     """A respondent page's script, minified (``web/respond/scripts.py``)."""
     return script_response(name)
+
+
+@bp.get("/css/style.css")
+def stylesheet() -> Response:
+    """Every page's stylesheet, minified (``web/respond/scripts.py``)."""
+    return stylesheet_response()
 
 
 @bp.get("/s/<slug>")
