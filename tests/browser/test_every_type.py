@@ -32,7 +32,7 @@ from tests.support.every_type import EVERY_TYPE, reports, stored_answers, true_a
 
 OWNER = "every-type-owner"
 PASSWORD = "a long password for every type"
-SLUG = "every-type"
+SLUG = "built-every-type"  # the example's own slug is another test's on this server
 SIMULATED = 600
 EXAMPLE = parse_definition(EVERY_TYPE.read_text(encoding="utf-8"))
 #: The builder's "add" button for each question after the first (a yes/no question).
@@ -164,6 +164,9 @@ def test_every_type_built_answered_both_ways_and_read_back(
     build(researcher)
     definition = researcher.request.get(
         live_server.url(f"/research/builder/drafts/{SLUG}/survey.yaml")
+    )
+    assert definition.ok and definition.headers["content-type"].startswith("application/"), (
+        researcher.locator("main").inner_text()[:500]
     )
     built = parse_definition(definition.text())
     assert built.questions == EXAMPLE.questions
