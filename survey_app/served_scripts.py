@@ -50,4 +50,9 @@ def served_script(name: str) -> str:
 def script_version(name: str) -> str:
     """A short fingerprint of the served text, for its address: a changed script gets a
     new address, so a browser never runs a stale sampler against a new form."""
-    return hashlib.sha256(served_script(name).encode()).hexdigest()[:12]
+    return fingerprint(served_script(name))
+
+
+def fingerprint(text: str) -> str:
+    """12 hex digits of SHA-256 over ``text``: a served file's version."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from survey_app.domain.display_order import AS_WRITTEN, RANDOM
 from survey_app.domain.languages import LANGUAGES
 from survey_app.domain.survey_limits import (
     DEFAULT_MECHANISM,
@@ -32,9 +33,11 @@ from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.privacy import QuestionType
 
 #: The survey's texts, each given once per language.
-SURVEY_TEXTS = ("title", "description", "consent", "contact")
+SURVEY_TEXTS = ("title", "description", "consent", "contact", "thank_you")
 #: Texts a survey may leave out: left empty in every language, they are not written.
-OPTIONAL_TEXTS = ("description", "consent", "contact")
+OPTIONAL_TEXTS = ("description", "consent", "contact", "thank_you")
+#: The completion field's choice when the survey has none.
+NO_COMPLETION = "none"
 #: What a new question starts as, and the mechanism left out of the file ("auto").
 NEW_QUESTION_TYPE = QuestionType.YES_NO.value
 AUTO_MECHANISM = DEFAULT_MECHANISM
@@ -73,6 +76,10 @@ class QuestionFields:
     required: bool = True
     #: The index of its section, when the survey has sections.
     section: int = 0
+    #: How the options are shown (``display_order.OPTION_ORDERS``), and the positions
+    #: (from 1, as typed: "5" or "4, 5") of those that keep their place.
+    option_order: str = AS_WRITTEN
+    fixed_options: str = ""
 
     @property
     def kind(self) -> QuestionType | None:
@@ -99,6 +106,12 @@ class SurveyFields:
     texts: dict[str, dict[str, str]] = field(default_factory=dict)
     access: str = "open"
     max_epsilon: str = ""
+    #: A panel's completion: NO_COMPLETION, or a key of the file's ``completion`` (code,
+    #: redirect) with its value as typed.
+    completion: str = NO_COMPLETION
+    completion_value: str = ""
+    #: Questions shown in an order drawn for each respondent.
+    random_question_order: bool = False
     questions: list[QuestionFields] = field(default_factory=list)
     #: Empty: the survey is one page. Otherwise each question's ``section`` indexes these.
     sections: list[SectionFields] = field(default_factory=list)
@@ -197,6 +210,9 @@ def fields_from_form(form: PostedForm) -> SurveyFields:
         texts={name: _per_language(form, name, languages) for name in SURVEY_TEXTS},
         access=_one(form, "access") or "open",
         max_epsilon=_one(form, "max_epsilon").strip(),
+        completion=_one(form, "completion") or NO_COMPLETION,
+        completion_value=_one(form, "completion_value").strip(),
+        random_question_order=_one(form, "question_order") == RANDOM,
         questions=questions[: MAX_QUESTIONS + 1],
         sections=[
             SectionFields(
@@ -227,6 +243,8 @@ def _question_from_form(
         sensitive=f"{prefix}.sensitive" in form,
         required=f"{prefix}.required" in form,
         section=_small_index(_one(form, f"{prefix}.section")),
+        option_order=_one(form, f"{prefix}.option_order") or AS_WRITTEN,
+        fixed_options=_one(form, f"{prefix}.fixed_options").strip(),
     )
 
 
@@ -268,6 +286,10 @@ def definition_dict(fields: SurveyFields) -> dict[str, Any]:
         data["access"] = fields.access
     if fields.max_epsilon:
         data["max_epsilon"] = _Written(fields.max_epsilon)
+    if fields.completion != NO_COMPLETION:
+        data["completion"] = {fields.completion: fields.completion_value}
+    if fields.random_question_order:
+        data["question_order"] = RANDOM
     if fields.sections:
         data["sections"] = [
             _section_dict(fields, index, section) for index, section in enumerate(fields.sections)
@@ -310,6 +332,13 @@ def _question_dict(question: QuestionFields, languages: tuple[str, ...]) -> dict
         data["options"] = _options(question.options, languages)
     if kind is not None and kind.has_scores and option_lines(question.scores):
         data["scores"] = [_Written(line) for line in option_lines(question.scores)]
+    if kind is not None and kind.has_options and question.option_order != AS_WRITTEN:
+        data["option_order"] = question.option_order
+        # Positions left typed while the order is as written are dropped, not refused.
+        if question.fixed_options:
+            data["fixed_options"] = [
+                _Written(item) for item in re.split(r"[\s,]+", question.fixed_options) if item
+            ]
     if kind is not None and kind.has_range:
         data["min"] = _Written(question.min)
         data["max"] = _Written(question.max)
@@ -394,6 +423,7 @@ def fields_from_source(source: str) -> SurveyFields:
     if not isinstance(data, dict):
         raise ValueError("a validated definition is a mapping")
     languages = tuple(data.get("languages") or ("en",))
+    ((completion, completion_value),) = (data.get("completion") or {NO_COMPLETION: ""}).items()
     sections = data.get("sections", [])
     listed = [(0, item) for item in data.get("questions", [])] + [
         (index, item) for index, section in enumerate(sections) for item in section["questions"]
@@ -409,6 +439,9 @@ def fields_from_source(source: str) -> SurveyFields:
         texts={name: _texts(data.get(name, ""), languages) for name in SURVEY_TEXTS},
         access=data.get("access", "open"),
         max_epsilon=data.get("max_epsilon", ""),
+        completion=completion,
+        completion_value=completion_value,
+        random_question_order=data.get("question_order") == RANDOM,
         questions=questions,
         sections=[
             SectionFields(
@@ -437,6 +470,8 @@ def _question_fields(data: Mapping[str, Any], languages: tuple[str, ...]) -> Que
         max=data.get("max", ""),
         sensitive=_flag(data.get("sensitive", "true")),
         required=_flag(data.get("required", "true")),
+        option_order=data.get("option_order", AS_WRITTEN),
+        fixed_options=", ".join(data.get("fixed_options", [])),
     )
 
 
@@ -469,11 +504,13 @@ _QUESTION_NAMES = frozenset(
         "mechanism",
         "options",
         "scores",
+        "option_order",
+        "fixed_options",
         "min",
         "max",
     }
 )
-_SURVEY_NAMES = frozenset({"slug", *SURVEY_TEXTS, "access", "max_epsilon"})
+_SURVEY_NAMES = frozenset({"slug", *SURVEY_TEXTS, "access", "max_epsilon", "question_order"})
 
 
 def error_field_name(path: str, languages: Iterable[str]) -> str | None:
@@ -493,6 +530,8 @@ def error_field_name(path: str, languages: Iterable[str]) -> str | None:
         if name in _TEXT_FIELDS:
             return f"q{question['index']}.{name}.{question['language'] or main}"
         return f"q{question['index']}.{name}"
+    if path.partition(".")[0] == "completion":
+        return "completion_value"
     survey = _SURVEY_ERROR_PATH.fullmatch(path)
     if survey and survey["name"] == "languages":
         return "language"

@@ -38,6 +38,8 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
             min=q.min,
             max=q.max,
             requested_epsilon=written_decimal(q.epsilon),
+            option_order=q.option_order,
+            fixed_options=q.fixed_options,
         )
         for q in definition.questions
     )
@@ -63,4 +65,5 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
             )
             for section in definition.sections
         ),
+        question_order=definition.question_order,
     )

@@ -24,6 +24,9 @@ SURVEY_KEYS = {
     "consent": False,
     "contact": False,
     "max_epsilon": False,
+    "thank_you": False,
+    "completion": False,
+    "question_order": False,
     # One of the two, never both: ``questions`` for one page, ``sections`` for several.
     "questions": False,
     "sections": False,
@@ -42,6 +45,8 @@ QUESTION_KEYS = {
     "mechanism": False,
     "options": False,
     "scores": False,
+    "option_order": False,
+    "fixed_options": False,
     "min": False,
     "max": False,
 }

@@ -20,7 +20,9 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import ParamSpec, TypeVar
 
+from survey_app.domain.display_order import AS_WRITTEN, OPTION_ORDERS, QUESTION_ORDERS, REVERSE
 from survey_app.domain.languages import LANGUAGES
+from survey_app.domain.survey_completion import MAX_THANK_YOU_LENGTH, read_completion
 from survey_app.domain.survey_limits import (
     ACCESS_MODES,
     DEFAULT_LANGUAGES,
@@ -120,6 +122,9 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
         max_epsilon = problems.check(
             _decimal, survey["max_epsilon"], "max_epsilon", MAX_EPSILON_MAX
         )
+    question_order = problems.check(
+        _choice, survey.get("question_order", AS_WRITTEN), "question_order", QUESTION_ORDERS
+    )
     if languages is None:
         raise problems.error()
     title = _survey_text(survey, "title", MAX_TITLE_LENGTH, languages, problems)
@@ -131,6 +136,12 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
     contact = _survey_text(
         survey, "contact", MAX_CONTACT_LENGTH, languages, problems, may_be_empty=True
     )
+    thank_you = _survey_text(
+        survey, "thank_you", MAX_THANK_YOU_LENGTH, languages, problems, may_be_empty=True
+    )
+    completion = None
+    if "completion" in survey:
+        completion = problems.check(read_completion, survey["completion"])
     questions, sections = _survey_questions(survey, languages, problems)
     if questions is not None and max_epsilon is not None:
         problems.check(_check_total_epsilon, questions, max_epsilon)
@@ -138,8 +149,9 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
         raise problems.error()
     # Each part is None only when it had a problem, and none was found.
     assert slug is not None and access is not None and questions is not None
+    assert question_order is not None
     assert title is not None and description is not None
-    assert consent is not None and contact is not None
+    assert consent is not None and contact is not None and thank_you is not None
     main = languages[0]
     return SurveyDefinition(
         slug=slug,
@@ -150,14 +162,21 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
         max_epsilon=max_epsilon,
         consent=consent[main],
         contact=contact[main],
+        thank_you=thank_you[main],
+        completion=completion,
         languages=languages,
         translations={
             language: SurveyTexts(
-                title[language], description[language], consent[language], contact[language]
+                title[language],
+                description[language],
+                consent[language],
+                contact[language],
+                thank_you[language],
             )
             for language in languages[1:]
         },
         sections=sections,
+        question_order=question_order,
         source=text,
     )
 
@@ -541,6 +560,8 @@ def _question(
         )
     options = _question_options(question, kind, field, languages, problems)
     scores = _question_scores(question, kind, options, field, languages, problems)
+    count = len(options[languages[0]]) if options else None
+    option_order, fixed_options = _option_order(question, kind, count, field, problems)
     low, high = _bounds(question, kind, field, problems)
     if key is None or text is None or len(problems) > before:
         return None  # (a missing key or text is the mapping's problem)
@@ -566,6 +587,8 @@ def _question(
         max=high,
         sensitive=sensitive,
         required=required,
+        option_order=option_order,
+        fixed_options=fixed_options,
         translations={
             language: QuestionTexts(text[language], options[language]) for language in languages[1:]
         },
@@ -692,6 +715,76 @@ def _score(value: object, field: str) -> int:
             field,
         )
     return number
+
+
+def _option_order(
+    question: dict[str, object],
+    kind: QuestionType,
+    count: int | None,
+    field: str,
+    problems: _Problems,
+) -> tuple[str, tuple[int, ...]]:
+    """How the options are shown, and which keep their place (from 0; the file counts
+    from 1). Only questions with options have an order; ``reverse`` only suits a scale,
+    whose options run from one end to the other."""
+    order_field, fixed_field = f"{field}.option_order", f"{field}.fixed_options"
+    if not kind.has_options:
+        for name in ("option_order", "fixed_options"):
+            if name in question:
+                problems.add(
+                    f"only choice, rating scale and tick-all questions have options to "
+                    f"order (this one is {kind})",
+                    f"{field}.{name}",
+                )
+        return AS_WRITTEN, ()
+    allowed = OPTION_ORDERS if kind.has_scores else tuple(o for o in OPTION_ORDERS if o != REVERSE)
+    order = problems.check(_choice, question.get("option_order", AS_WRITTEN), order_field, allowed)
+    if "fixed_options" not in question:
+        return order or AS_WRITTEN, ()
+    fixed = problems.check(_fixed_options, question["fixed_options"], count, fixed_field)
+    if fixed and order == AS_WRITTEN:
+        problems.add(
+            "options keep their place anyway unless option_order is random or reverse",
+            fixed_field,
+        )
+    return order or AS_WRITTEN, fixed or ()
+
+
+def _fixed_options(value: object, count: int | None, field: str) -> tuple[int, ...]:
+    """Positions (1-based, as a reader counts the options) of options that stay put, each
+    once; given back from 0."""
+    if not isinstance(value, list):
+        raise SurveyDefinitionError(
+            f"must be a list of option positions, 1 for the first (got {_describe(value)})",
+            field,
+        )
+    positions: list[int] = []
+    for index, item in enumerate(value):
+        item_field = f"{field}[{index}]"
+        position = _position(item, count, item_field)
+        if position in positions:
+            first = f"{field}[{positions.index(position)}]"
+            raise SurveyDefinitionError(
+                f"position {position} is listed twice (already {first})", item_field
+            )
+        positions.append(position)
+    return tuple(sorted(position - 1 for position in positions))
+
+
+def _position(value: object, count: int | None, field: str) -> int:
+    """An option's position: a whole number from 1 to the number of options (any from 1
+    when the options themselves are wrong and cannot be counted)."""
+    try:
+        position: int | None = _whole_number(value, field)
+    except SurveyDefinitionError:
+        position = None
+    if position is None or position < 1 or (count is not None and position > count):
+        span = f"from 1 to {count}" if count is not None else "from 1"
+        raise SurveyDefinitionError(
+            f"must be an option's position, a whole number {span} (got {_number_got(value)})",
+            field,
+        )
+    return position
 
 
 def _bounds(

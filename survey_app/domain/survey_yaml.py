@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import yaml
 
+from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import DEFAULT_LANGUAGES, DEFAULT_MECHANISM
 from survey_app.domain.survey_model import QuestionDefinition, SurveyDefinition
 
@@ -38,6 +39,12 @@ def definition_yaml(definition: SurveyDefinition) -> str:
         survey["contact"] = _per_language({c: t.contact for c, t in texts.items()}, languages)
     if definition.max_epsilon is not None:
         survey["max_epsilon"] = _decimal(definition.max_epsilon)
+    if definition.thank_you:
+        survey["thank_you"] = _per_language({c: t.thank_you for c, t in texts.items()}, languages)
+    if definition.completion is not None:
+        survey["completion"] = {definition.completion.kind: definition.completion.value}
+    if definition.question_order != AS_WRITTEN:
+        survey["question_order"] = definition.question_order
     if definition.sections:
         survey["sections"] = _sections(definition)
     else:
@@ -88,6 +95,10 @@ def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[
         ]
     if question.type.has_scores and question.scores != tuple(range(len(question.scores))):
         item["scores"] = list(question.scores)
+    if question.option_order != AS_WRITTEN:
+        item["option_order"] = question.option_order
+    if question.fixed_options:
+        item["fixed_options"] = [index + 1 for index in question.fixed_options]
     if question.type.has_range:
         item["min"] = question.min
         item["max"] = question.max

@@ -24,23 +24,30 @@
       hidden.add(input.name);
       add(input.name, input.value);
     });
-    const seen = new Set(), own = (key) => Object.prototype.hasOwnProperty.call(design, key);
-    const ticks = {}; // tick all that apply: "<key>.<j>" y/n, in order, sent as the report
+    const has = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
+    const answers = {}, ticks = {}; // ticks: "<key>.<j>" y/n, bit j of the report's answer
     for (const [name, value] of new FormData(form)) {
       if (hidden.has(name) || typeof value !== "string" || value === "") continue;
       const [key, j] = name.split(".");
-      if (j && own(key)) {
-        ticks[key] = (ticks[key] || "") + { y: 1, n: 0 }[value];
-      } else if (own(name)) {
-        if (seen.has(name)) throw new Error("two answers for " + name);
-        seen.add(name);
-        add(name, R.wire(design[name], value));
+      if (j && has(design, key)) {
+        (ticks[key] = ticks[key] || [])[Number(j)] = { y: 1, n: 0 }[value];
       } else {
-        const input = form.querySelector(`[name="${name}"]:enabled`);
-        add(name, input && input.type === "number" ? R.pad(value) : value); // plain
+        if (has(answers, name)) throw new Error("two answers for " + name);
+        answers[name] = value;
       }
     }
-    for (const key in ticks) add(key, R.wire(design[key], ticks[key])); // throws unless k bits
+    // In the order the questions are written, whatever order the page showed them in:
+    // the request says nothing about that order (domain/display_order.py).
+    for (const key of JSON.parse(form.dataset.questions)) {
+      if (has(design, key) && ticks[key]) {
+        add(key, R.wire(design[key], Array.from(ticks[key]).join(""))); // throws unless k bits
+      } else if (has(design, key) && has(answers, key)) {
+        add(key, R.wire(design[key], answers[key]));
+      } else if (has(answers, key)) {
+        const input = form.querySelector(`[name="${key}"]:enabled`);
+        add(key, input && input.type === "number" ? R.pad(answers[key]) : answers[key]); // plain
+      }
+    }
     add("randomized", "client");
     return out;
   }

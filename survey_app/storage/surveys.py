@@ -14,8 +14,10 @@ import sqlite_utils
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
+from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import DEFAULT_LANGUAGES
 from survey_app.domain.survey_model import (
+    Completion,
     QuestionDefinition,
     QuestionTexts,
     SectionDefinition,
@@ -79,6 +81,9 @@ class Question:
     min: int | None = None
     max: int | None = None
     requested_epsilon: str | None = None
+    #: How its options are shown, and which keep their place (``display_order``).
+    option_order: str = AS_WRITTEN
+    fixed_options: tuple[int, ...] = ()
     #: Text and options in the survey's languages other than the one ``text`` is in.
     translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
 
@@ -114,6 +119,9 @@ class Survey:
     owner_id: int | None = None
     consent: str = ""
     contact: str = ""
+    #: The researcher's words on the thank-you page, and a panel's code or address.
+    thank_you: str = ""
+    completion: Completion | None = None
     max_epsilon: str | None = None
     design: str = ""
     #: The languages its texts are given in; the first is the main one (exports, CSV).
@@ -129,6 +137,8 @@ class Survey:
     keep_public_figures: bool = False
     #: The day its answers were destroyed, once they were.
     destroyed_on: datetime.date | None = None
+    #: How its questions are shown (``display_order``): drawn per page, never stored.
+    question_order: str = AS_WRITTEN
     #: Its pages, each starting at one of ``questions``; empty: the survey is one page.
     sections: tuple[SectionDefinition, ...] = ()
 
@@ -151,13 +161,16 @@ class Survey:
             description=texts.description,
             consent=texts.consent,
             contact=texts.contact,
+            thank_you=texts.thank_you,
             questions=tuple(question.shown_in(wanted, current) for question in self.questions),
             sections=tuple(_section_in(section, wanted, current) for section in self.sections),
             translations=_swapped(
                 self.translations,
                 wanted,
                 current,
-                SurveyTexts(self.title, self.description, self.consent, self.contact),
+                SurveyTexts(
+                    self.title, self.description, self.consent, self.contact, self.thank_you
+                ),
             ),
         )
 
@@ -165,6 +178,13 @@ class Survey:
         """The questions of section ``index``: from its start to the next section's."""
         starts = [section.start for section in self.sections] + [len(self.questions)]
         return self.questions[starts[index] : starts[index + 1]]
+
+    @property
+    def parts(self) -> tuple[tuple[Question, ...], ...]:
+        """The questions of each page part: each section's, or all of them as one."""
+        if not self.sections:
+            return (self.questions,)
+        return tuple(self.section_questions(index) for index in range(len(self.sections)))
 
     @property
     def accepts_responses(self) -> bool:
@@ -360,6 +380,8 @@ def _survey_row(
         "access": definition.access,
         "consent": definition.consent,
         "contact": definition.contact,
+        "thank_you": definition.thank_you,
+        "completion": _completion_json(definition.completion),
         "max_epsilon": written_decimal(definition.max_epsilon),
         "design": survey_fingerprint(parameters),
         "languages": json.dumps(definition.languages),
@@ -368,6 +390,7 @@ def _survey_row(
             ensure_ascii=False,
         ),
         "source": definition.source or None,
+        "question_order": definition.question_order,
         "sections": _sections_json(definition.sections),
     }
 
@@ -399,6 +422,8 @@ def _insert_design_and_questions(
             "min": question.min,
             "max": question.max,
             "requested_epsilon": written_decimal(question.epsilon),
+            "option_order": question.option_order,
+            "fixed_options": json.dumps(question.fixed_options),
             "parameters": json.dumps(parameters[question.key], sort_keys=True),
             "translations": json.dumps(
                 {
@@ -480,6 +505,8 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
                 max=q.max,
                 sensitive=q.sensitive,
                 required=q.required,
+                option_order=q.option_order,
+                fixed_options=q.fixed_options,
                 translations=q.translations,
             )
             for q in survey.questions
@@ -488,8 +515,11 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
         max_epsilon=Fraction(survey.max_epsilon) if survey.max_epsilon else None,
         consent=survey.consent,
         contact=survey.contact,
+        thank_you=survey.thank_you,
+        completion=survey.completion,
         languages=survey.languages,
         translations=survey.translations,
+        question_order=survey.question_order,
         sections=survey.sections,
     )
 
@@ -497,11 +527,11 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
 _SURVEY_COLUMNS = (
     "id, slug, title, description, status, access, owner_id, consent, contact, max_epsilon, "
     "design, languages, translations, listed, retain_until, keep_public_figures, destroyed_on, "
-    "sections"
+    "thank_you, completion, question_order, sections"
 )
 _QUESTION_COLUMNS = (
     "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
-    "translations"
+    "translations, option_order, fixed_options"
 )
 
 
@@ -525,6 +555,8 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
             min=q["min"],
             max=q["max"],
             requested_epsilon=q["requested_epsilon"],
+            option_order=q["option_order"],
+            fixed_options=tuple(json.loads(q["fixed_options"])),
             translations={
                 code: QuestionTexts(texts["text"], tuple(texts["options"]))
                 for code, texts in json.loads(q["translations"]).items()
@@ -555,8 +587,23 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
         retain_until=_date_or_none(row[14]),
         keep_public_figures=bool(row[15]),
         destroyed_on=_date_or_none(row[16]),
-        sections=_sections_from_json(row[17]),
+        thank_you=row[17],
+        completion=_completion_or_none(row[18]),
+        question_order=row[19],
+        sections=_sections_from_json(row[20]),
     )
+
+
+def _completion_json(completion: Completion | None) -> str | None:
+    """``{"code": ...}`` or ``{"redirect": ...}``, as the survey file writes it."""
+    return None if completion is None else json.dumps({completion.kind: completion.value})
+
+
+def _completion_or_none(stored: str | None) -> Completion | None:
+    if stored is None:
+        return None
+    ((kind, value),) = json.loads(stored).items()
+    return Completion(kind, value)
 
 
 def _date_or_none(text: str | None) -> datetime.date | None:

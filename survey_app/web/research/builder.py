@@ -48,6 +48,7 @@ from survey_app.domain.builder_fields import (
     placed_problems,
 )
 from survey_app.domain.definitions import parse_definition
+from survey_app.domain.display_order import display_parts
 from survey_app.domain.previews import preview_survey
 from survey_app.domain.sample_plans import QuestionPlan, plan_survey
 from survey_app.domain.survey_limits import PLAIN_TYPES, QUESTION_TYPES
@@ -338,10 +339,12 @@ def _panel(survey: Survey, language: str, respondents: int, margin: float) -> di
 def _respondent_page(survey: Survey, language: str) -> Markup:
     """The main part of ``respond/survey.html`` for ``survey``, in ``language``: the very
     template respondents get, rendered without its page around it (and so without its
-    browser scripts), and with an empty form token that no server would accept."""
+    browser scripts), and with an empty form token that no server would accept. Its
+    questions and options are in one order drawn as for a respondent."""
     template = current_app.jinja_env.get_template("respond/survey.html")
     context: dict[str, object] = {
         "survey": survey,
+        "shown_parts": display_parts(survey.parts, survey.question_order),
         "submission_id": "",
         "invitation": None,
         "problems": [],

@@ -16,6 +16,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
 from survey_app.domain.answers import randomize_response
+from survey_app.domain.display_order import display_parts
 from survey_app.storage.invitations import InvitationBusyError, InvitationError, invitation_is_open
 from survey_app.storage.responses import (
     SubmissionConflictError,
@@ -42,7 +43,7 @@ from survey_app.web.respond.forms import (
     new_form_token,
     stored_submission_id,
 )
-from survey_app.web.respond.scripts import script_addresses, script_response
+from survey_app.web.respond.scripts import script_addresses, script_response, stylesheet_response
 from survey_app.web.respond.section_steps import (
     SectionPage,
     first_page,
@@ -144,6 +145,7 @@ def _survey_page(
         submission_id=token,
         shown_section=section.section if section else None,
         carried=carried.carried if carried else None,
+        shown_parts=display_parts(survey.parts, survey.question_order),
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
         field_errors=refusal.field_errors if refusal else {},
@@ -174,6 +176,12 @@ def index() -> str:
 def script(name: str) -> Response:
     """A respondent page's script, minified (``web/respond/scripts.py``)."""
     return script_response(name)
+
+
+@bp.get("/css/style.css")
+def stylesheet() -> Response:
+    """Every page's stylesheet, minified (``web/respond/scripts.py``)."""
+    return stylesheet_response()
 
 
 @bp.get("/s/<slug>")
