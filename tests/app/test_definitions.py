@@ -271,7 +271,7 @@ BAD_YAML = [
         "tittle",
         10,
         "unknown key 'tittle' (allowed: slug, languages, title, description, access, consent, "
-        "contact, max_epsilon, thank_you, completion, question_order, questions)",
+        "contact, max_epsilon, thank_you, completion, question_order, questions, sections)",
     ),
     ("top-duplicate-key", yaml_with("title:", "slug: other\ntitle:"), "slug", 2, "duplicate key"),
     (

@@ -264,7 +264,7 @@ def test_an_expired_carried_field_is_refused(
     monkeypatch.setattr(form_tokens, "now", lambda: now[0])
     walk = on_second_page(app)
     old = hidden(walk.page)
-    now[0] += carried_reports.DEFAULT_MAX_AGE_HOURS * 3600 + 1
+    now[0] += app.config["SECTION_MAX_AGE_HOURS"] * 3600 + 1
     csrf = hidden(walk.client.get(URL).get_data(as_text=True))["csrf_token"]
     walk.page = walk.page.replace(old["csrf_token"], csrf)
     page = walk.send({**ANSWERS[1], **NEXT})

@@ -37,8 +37,6 @@ from survey_app.storage.surveys import Question, Survey
 from survey_app.web import form_tokens
 
 SALT = "survey-app reports carried between the sections of a survey"
-#: How long a section's page may be sent after it was shown (``SECTION_MAX_AGE_HOURS``).
-DEFAULT_MAX_AGE_HOURS = 2
 #: The hidden field's name: not a question key (those have no hyphen).
 FIELD = "sections-carried"
 #: The longest stored report of any kind but a set or bits: a number within
@@ -113,7 +111,7 @@ def carry(survey: Survey, submission_id: str, carried: Carried) -> str:
 def carried_from(survey: Survey, submission_id: str, text: str) -> Carried:
     """The reports carried in ``text``, if this app signed them within their lifetime for
     this survey and this form, for one of its sections; CarriedReportsError otherwise."""
-    hours = current_app.config.get("SECTION_MAX_AGE_HOURS", DEFAULT_MAX_AGE_HOURS)
+    hours = int(current_app.config["SECTION_MAX_AGE_HOURS"])
     try:
         payload = _serializer(_secret_keys()).loads(text, max_age=hours * 3600)
     except SignatureExpired as err:
