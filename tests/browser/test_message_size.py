@@ -59,9 +59,7 @@ RESPONDENTS = [
 
 @pytest.fixture(scope="module")
 def survey(live_server: LiveServer) -> str:
-    definition = live_server.workdir / f"{SLUG}.yaml"
-    definition.write_text(DEFINITION, encoding="utf-8")
-    assert live_server.cli("import-survey", str(definition)).strip() == SLUG
+    assert live_server.import_survey(DEFINITION) == SLUG
     return SLUG
 
 

@@ -48,9 +48,7 @@ TICKED: list[set[int]] = [set(), {3}, set(range(len(OPTIONS)))]
 @pytest.fixture(scope="module")
 def survey(live_server: LiveServer) -> str:
     live_server.cli("create-researcher", OWNER, "--password-stdin", stdin=PASSWORD + "\n")
-    path = live_server.workdir / f"{SLUG}.yaml"
-    path.write_text(DEFINITION, encoding="utf-8")
-    return live_server.cli("import-survey", "--owner", OWNER, str(path)).strip()
+    return live_server.import_survey(DEFINITION, "--owner", OWNER)
 
 
 def ticks(ticked: set[int]) -> dict[str, str]:

@@ -25,6 +25,13 @@ class LiveServer:
     def url(self, path: str) -> str:
         return self.base_url + path
 
+    def import_survey(self, definition: str, *options: str) -> str:
+        """Import the survey file text ``definition`` with ``survey-app import-survey``
+        (``options`` such as ``--owner NAME`` first); its slug."""
+        path = self.workdir / f"survey-{abs(hash(definition))}.yaml"
+        path.write_text(definition, encoding="utf-8")
+        return self.cli("import-survey", *options, str(path)).strip()
+
     def cli(self, *args: str, stdin: str | None = None, **extra_env: str) -> str:
         """Run ``survey-app ARGS`` against this server's database; its standard output.
 
