@@ -191,6 +191,8 @@ def test_backup_into_a_missing_directory_is_a_clear_error(
         ("Tea; coffee; water", "Tea; coffee; water"),
         ("a;;b", "a;;b"),
         ("plain", "plain"),
+        ("=\r=", "'=\r'="),  # a line break ends the row in a ";" reading (Hypothesis)
+        ("a\r\n+1\n@x", "a\r\n'+1\n'@x"),
     ],
 )
 def test_neutralize_guards_every_piece_a_semicolon_starts(text: str, neutral: str) -> None:
