@@ -36,12 +36,12 @@ from survey_app.privacy.groups import GroupCount
 from survey_app.privacy.mechanisms import ProportionMechanism
 from survey_app.privacy.wire import Report, Stored
 from survey_app.storage.surveys import Question, Survey, store_survey
-from survey_app.storage.tallies import increments
 from survey_app.web.database_session import get_db
 from tests.support.every_type import (
     EVERY_TYPE,
     joint,
     stored_answers,
+    tally_cells,
     true_answers,
 )
 from tests.support.statistics import Seeded
@@ -78,15 +78,6 @@ def test_auto_lands_on_subset_selection_and_the_piecewise_mechanism(survey: Surv
     }
 
 
-def _cells(question: Question, stored: list[Stored]) -> dict[str, int]:
-    """The tally cells the stored values add up to, as ``record_response`` keeps them."""
-    cells: Counter[str] = Counter()
-    for value, n in Counter(stored).items():
-        for cell, amount in increments(question, from_stored(question, value)):
-            cells[cell] += amount * n
-    return dict(cells)
-
-
 def _reports(question: Question, stored: list[Stored]) -> Counter[Report | None]:
     """How many times each report was stored, as the public page reads them."""
     return Counter(from_stored(question, value) for value in stored)
@@ -112,7 +103,7 @@ def _dashboard(
     """Whether each interval the dashboard shows for ``question`` covers its truth."""
     if not question.sensitive and not question.type.has_scores:
         return  # a plain choice: its counts are exact, shown without intervals
-    result = question_estimate(question, _cells(question, stored), 0.95, "clopper-pearson")
+    result = question_estimate(question, tally_cells(question, stored), 0.95, "clopper-pearson")
     if question.type.estimates_mean or question.type.has_scores:
         assert result.mean is not None
         yield f"{question.key} mean", result.mean.low <= _mean(question, truth) <= result.mean.high

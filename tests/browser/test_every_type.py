@@ -26,9 +26,14 @@ from survey_app.domain.question_estimates import question_estimate
 from survey_app.storage.database import connect
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, get_survey
-from survey_app.storage.tallies import increments
 from tests.support.browser import LiveServer, answer, axe_violations, submit, watch
-from tests.support.every_type import EVERY_TYPE, reports, stored_answers, true_answers
+from tests.support.every_type import (
+    EVERY_TYPE,
+    reports,
+    stored_answers,
+    tally_cells,
+    true_answers,
+)
 
 OWNER = "every-type-owner"
 PASSWORD = "a long password for every type"
@@ -189,12 +194,7 @@ def test_every_type_built_answered_both_ways_and_read_back(
         live_server.url(f"/research/surveys/{SLUG}/estimates.json")
     ).json()
     for question in survey.questions:
-        cells: dict[str, int] = {}
-        for row in rows:
-            for cell, amount in increments(
-                question, question.mechanism.report_format.load(row[question.key])
-            ):
-                cells[cell] = cells.get(cell, 0) + amount
+        cells = tally_cells(question, (row[question.key] for row in rows))
         expected = question_estimate(question, cells, 0.95, "clopper-pearson")
         listed = [r for r in shown["rows"] if r["question"] == question.key]
         bounds = [

@@ -9,7 +9,7 @@ and nowhere else: these are simulated respondents, never real answers.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from survey_app.domain.answers import from_stored, to_stored
 from survey_app.privacy import simulate
 from survey_app.privacy.wire import Report, Stored
 from survey_app.storage.surveys import Question, Survey
+from survey_app.storage.tallies import increments
 
 from .paths import ROOT
 
@@ -75,6 +76,16 @@ def reports(survey: Survey, stored: Mapping[str, list[Stored]]) -> list[dict[str
     """One response per respondent, as ``record_response`` takes it."""
     n = len(next(iter(stored.values())))
     return [{q.key: from_stored(q, stored[q.key][i]) for q in survey.questions} for i in range(n)]
+
+
+def tally_cells(question: Question, stored: Iterable[Stored]) -> dict[str, int]:
+    """The tally cells ``stored`` values of ``question`` add up to, as ``record_response``
+    keeps them (the dashboard's input)."""
+    cells: Counter[str] = Counter()
+    for value, n in Counter(stored).items():
+        for cell, amount in increments(question, from_stored(question, value)):
+            cells[cell] += amount * n
+    return dict(cells)
 
 
 def joint(stored: Mapping[str, list[Stored]], *keys: str) -> Counter[tuple[Stored, ...]]:
