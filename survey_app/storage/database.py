@@ -485,6 +485,23 @@ def _survey_sections(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE surveys ADD COLUMN sections TEXT NOT NULL DEFAULT '[]'")
 
 
+def _shared_rate_counts(db: sqlite_utils.Database) -> None:
+    """Researchers' rate limits (logins, password links, share lookups) counted in the
+    database, so that several processes or machines serving it count as one
+    (``rate_counts.py``): a hashed key, its count, and when its window ends (seconds since
+    the epoch). Ended windows are deleted as counting goes on. Never a respondent's."""
+    db.executescript(
+        """
+        CREATE TABLE rate_counts (
+            key TEXT PRIMARY KEY,
+            count INTEGER NOT NULL,
+            window_ends REAL NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX rate_counts_by_end ON rate_counts (window_ends);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -501,6 +518,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _survey_endings,
     _display_orders,
     _survey_sections,
+    _shared_rate_counts,
 )
 
 

@@ -1,8 +1,17 @@
 """Rate limits on submissions, logins and share lookups (Flask-Limiter: fixed windows per
 address).
 
-Limits are a brake on scripted abuse, not a privacy mechanism: counters are kept in
-memory (or Redis) under the client's address and never written to the database.
+Limits are a brake on scripted abuse, not a privacy mechanism. Two limiters keep their
+counts in two places, for two reasons:
+
+- researchers' limits (logins, password links, share lookups) are counted in the
+  database (``storage/rate_counts.py``, keys hashed), so every worker process and every
+  machine serving one database counts the same attempts, as for the lock-out counts;
+- a respondent's submissions are counted in memory, or in Redis (``RATE_LIMIT_STORAGE``),
+  under the client's address and never in the database: a count written beside each
+  response would tie it to its minute and its address in the write-ahead log (privacy
+  invariant 6). In memory each worker process counts its own, so the limit holds per
+  process; Redis, kept in memory only, shares it between processes and machines.
 """
 
 from __future__ import annotations
@@ -13,9 +22,18 @@ from flask_limiter.util import get_remote_address
 from werkzeug.exceptions import TooManyRequests
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-limiter = Limiter(key_func=get_remote_address)
+from survey_app.storage import rate_counts
+from survey_app.web.database_session import get_db
 
-limit_submissions = limiter.limit(
+# The research limiter's storage is the current request's database connection.
+limiter = Limiter(
+    key_func=get_remote_address,
+    storage_uri=f"{rate_counts.STORAGE_SCHEME}://",
+    storage_options={"connection": get_db},
+)
+respondent_limiter = Limiter(key_func=get_remote_address)
+
+limit_submissions = respondent_limiter.limit(
     lambda: str(current_app.config["SUBMIT_RATE_LIMIT"]),
     methods=["POST"],
     error_message="Too many answers sent from your network just now; please wait a minute.",
@@ -54,3 +72,4 @@ def init_app(app: Flask) -> None:
         # many X-Forwarded-* hops as there are proxies, never more (they can be forged).
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)  # type: ignore[method-assign]
     limiter.init_app(app)
+    respondent_limiter.init_app(app)
