@@ -29,7 +29,8 @@ from survey_app.web.database_session import get_db
 limiter = Limiter(
     key_func=get_remote_address,
     storage_uri=f"{rate_counts.STORAGE_SCHEME}://",
-    storage_options={"connection": get_db},
+    # Flask-Limiter types its options as plain values; limits hands them to the storage.
+    storage_options={"connection": get_db},  # type: ignore[dict-item]
 )
 respondent_limiter = Limiter(key_func=get_remote_address)
 
