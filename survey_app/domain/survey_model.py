@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from survey_app.domain.display_logic import ShowIf
 from survey_app.domain.survey_limits import (
     DEFAULT_CHOICE_NUMBER_EPSILON,
     DEFAULT_LANGUAGES,
@@ -65,6 +66,8 @@ class QuestionDefinition:
     sensitive: bool = True
     #: False: the respondent may skip it.
     required: bool = True
+    #: Shown only when an earlier plain question's answer meets this (``display_logic``).
+    show_if: ShowIf | None = None
     #: The survey's other languages: code -> text and options (same count and order).
     #: Not hashed (a dict cannot be); equal definitions still need equal translations.
     translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)

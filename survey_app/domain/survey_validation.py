@@ -13,13 +13,15 @@ never reported again as the others it would cause.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import ParamSpec, TypeVar
 
+from survey_app.domain.display_logic import ShowIf
 from survey_app.domain.languages import LANGUAGES
 from survey_app.domain.survey_limits import (
     ACCESS_MODES,
@@ -369,7 +371,171 @@ def _questions(
         checked = _question(question, key, field, languages, problems)
         if checked is not None:
             questions.append(checked)
-    return None if len(problems) > before else tuple(questions)
+    if len(problems) > before:
+        return None
+    conditioned = [_with_condition(question, items, questions, problems) for question in questions]
+    return None if len(problems) > before else tuple(conditioned)
+
+
+#: Keys a show_if condition may have; "question" is required.
+SHOW_IF_KEYS = {"question": True, "is": False, "min": False, "max": False}
+
+
+def _with_condition(
+    question: QuestionDefinition,
+    items: Sequence[object],
+    questions: Sequence[QuestionDefinition],
+    problems: _Problems,
+) -> QuestionDefinition:
+    """``question`` with its ``show_if`` condition, checked against the whole survey (it
+    names another question, so it is judged once every question is known)."""
+    keys = [q.key for q in questions]
+    index = keys.index(question.key)
+    item = items[index]
+    assert isinstance(item, dict)  # a question that is not a mapping was refused before
+    if "show_if" not in item:
+        return question
+    field = f"questions[{index}].show_if"
+    written = _mapping(item["show_if"], field, SHOW_IF_KEYS, problems)
+    if written is None or "question" not in written:
+        return question
+    condition = problems.check(_show_if, written, index, questions, items, field)
+    return dataclasses.replace(question, show_if=condition)
+
+
+def _show_if(
+    written: dict[str, object],
+    index: int,
+    questions: Sequence[QuestionDefinition],
+    items: Sequence[object],
+    field: str,
+) -> ShowIf:
+    """The condition written: on an earlier plain question, its options or a range.
+
+    A condition on a sensitive question is refused: who was shown a question would be
+    seen in the form's requests and stored as "not applicable", and would tell the
+    answer it depends on, unrandomized. Only a plain answer, stored as given anyway, may
+    decide what someone is shown.
+    """
+    keys = [q.key for q in questions]
+    key = _string(written["question"], f"{field}.question")
+    if key not in keys:
+        raise SurveyDefinitionError(
+            f"names no question of this survey ({_shorten(key)}); a condition names an "
+            "earlier question by its key",
+            f"{field}.question",
+        )
+    named = keys.index(key)
+    if named == index:
+        raise SurveyDefinitionError(
+            "a question cannot be shown on a condition on its own answer", f"{field}.question"
+        )
+    if named > index:
+        cycle = _condition_cycle(items, keys, named, index)
+        also = f"; the conditions form a cycle ({' → '.join(cycle)})" if cycle else ""
+        raise SurveyDefinitionError(
+            f"names a later question (questions[{named}], {key!r}): a condition may only "
+            f"depend on a question asked before it{also}",
+            f"{field}.question",
+        )
+    target = questions[named]
+    if target.sensitive:
+        raise SurveyDefinitionError(
+            f"names the sensitive question {key!r}: which questions someone saw would reveal "
+            "their answer to it, unrandomized; a condition may only depend on a plain "
+            "question (sensitive: false)",
+            f"{field}.question",
+        )
+    if target.type.has_options:
+        return _option_condition(written, key, len(target.options), field)
+    return _range_condition(written, key, target, field)
+
+
+def _condition_cycle(
+    items: Sequence[object], keys: list[str], start: int, back_to: int
+) -> list[str]:
+    """The keys on the path of conditions from question ``start`` that comes back to
+    question ``back_to``, or [] when it does not (a later question is refused either way;
+    a cycle is named so its author sees why no order of the questions would do)."""
+    path, seen = [keys[back_to], keys[start]], {start}
+    current = start
+    while True:
+        item = items[current]
+        condition = item.get("show_if") if isinstance(item, dict) else None
+        named = condition.get("question") if isinstance(condition, dict) else None
+        if named not in keys:
+            return []
+        current = keys.index(str(named))
+        path.append(keys[current])
+        if current == back_to:
+            return path
+        if current in seen:
+            return []
+        seen.add(current)
+
+
+def _option_condition(written: dict[str, object], key: str, count: int, field: str) -> ShowIf:
+    """A condition on a plain choice or scale: the options (numbered from 1) that show."""
+    for bound in ("min", "max"):
+        if bound in written:
+            raise SurveyDefinitionError(
+                f"{key!r} is a choice: list the options that show this question under "
+                f"is (numbered from 1), not {bound}",
+                f"{field}.{bound}",
+            )
+    if "is" not in written:
+        raise SurveyDefinitionError(
+            f"is required for a condition on the choice {key!r}: the options (numbered "
+            f"from 1 to {count}) that show this question",
+            f"{field}.is",
+        )
+    value = written["is"]
+    if not isinstance(value, list) or not value:
+        raise SurveyDefinitionError(
+            f"must list option numbers from 1 to {count} (got {_describe(value)})", f"{field}.is"
+        )
+    options: list[int] = []
+    for position, item in enumerate(value):
+        number = _whole_number(item, f"{field}.is[{position}]")
+        if not 1 <= number <= count:
+            raise SurveyDefinitionError(
+                f"option {number} is out of range: {key!r} has {count} options (1 to {count})",
+                f"{field}.is[{position}]",
+            )
+        if number - 1 in options:
+            raise SurveyDefinitionError(f"option {number} is listed twice", f"{field}.is")
+        options.append(number - 1)
+    return ShowIf(key, options=tuple(sorted(options)))
+
+
+def _range_condition(
+    written: dict[str, object], key: str, target: QuestionDefinition, field: str
+) -> ShowIf:
+    """A condition on a plain number: the inclusive range (min, max or both) that shows."""
+    if "is" in written:
+        raise SurveyDefinitionError(
+            f"{key!r} is a number: give the range that shows this question as min and max, not is",
+            f"{field}.is",
+        )
+    if "min" not in written and "max" not in written:
+        raise SurveyDefinitionError(
+            f"a condition on the number {key!r} needs min, max or both (an inclusive range)",
+            field,
+        )
+    low = _whole_number(written["min"], f"{field}.min") if "min" in written else None
+    high = _whole_number(written["max"], f"{field}.max") if "max" in written else None
+    if low is not None and high is not None and high < low:
+        raise SurveyDefinitionError(
+            f"must be at least min (got min {low}, max {high})", f"{field}.max"
+        )
+    assert target.min is not None and target.max is not None
+    if (low is not None and low > target.max) or (high is not None and high < target.min):
+        raise SurveyDefinitionError(
+            f"no answer to {key!r} ({target.min} to {target.max}) is in this range, so the "
+            "question would never be shown",
+            field,
+        )
+    return ShowIf(key, min=low, max=high)
 
 
 def _question_list(value: object) -> list[object]:
