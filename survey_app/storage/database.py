@@ -449,6 +449,14 @@ def _survey_ids_never_reused(db: sqlite_utils.Database) -> None:
     )
 
 
+def _question_conditions(db: sqlite_utils.Database) -> None:
+    """Display logic: a question's ``show_if`` condition on an earlier plain question, as
+    JSON written as the survey file writes it (``{"question": "year", "is": [3, 4]}``);
+    NULL for a question always shown. Responses store "n/a" for a question that did not
+    apply (``display_logic.NOT_APPLICABLE``): no change to their table."""
+    db.execute("ALTER TABLE questions ADD COLUMN show_if TEXT")
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -462,6 +470,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _budget_changes_and_exact_estimates,
     _people_listing_retention,
     _survey_ids_never_reused,
+    _question_conditions,
 )
 
 

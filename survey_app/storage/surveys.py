@@ -14,6 +14,7 @@ import sqlite_utils
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
+from survey_app.domain.display_logic import ShowIf
 from survey_app.domain.survey_limits import DEFAULT_LANGUAGES
 from survey_app.domain.survey_model import (
     QuestionDefinition,
@@ -77,6 +78,8 @@ class Question:
     min: int | None = None
     max: int | None = None
     requested_epsilon: str | None = None
+    #: Shown only when an earlier plain question's answer meets this (``display_logic``).
+    show_if: ShowIf | None = None
     #: Text and options in the survey's languages other than the one ``text`` is in.
     translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
 
@@ -338,6 +341,7 @@ def _insert_design_and_questions(
             "min": question.min,
             "max": question.max,
             "requested_epsilon": written_decimal(question.epsilon),
+            "show_if": None if question.show_if is None else json.dumps(question.show_if.written()),
             "parameters": json.dumps(parameters[question.key], sort_keys=True),
             "translations": json.dumps(
                 {
@@ -419,6 +423,7 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
                 max=q.max,
                 sensitive=q.sensitive,
                 required=q.required,
+                show_if=q.show_if,
                 translations=q.translations,
             )
             for q in survey.questions
@@ -438,7 +443,7 @@ _SURVEY_COLUMNS = (
 )
 _QUESTION_COLUMNS = (
     "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
-    "translations"
+    "translations, show_if"
 )
 
 
@@ -462,6 +467,7 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
             min=q["min"],
             max=q["max"],
             requested_epsilon=q["requested_epsilon"],
+            show_if=ShowIf.from_written(json.loads(q["show_if"])) if q["show_if"] else None,
             translations={
                 code: QuestionTexts(texts["text"], tuple(texts["options"]))
                 for code, texts in json.loads(q["translations"]).items()
