@@ -1,0 +1,235 @@
+"""Display logic (``show_if``) on a real SQLite file: the survey file's conditions, refused
+with their file, line and field where they could leak or cannot work; stored and given
+back; and the respondent's form without JavaScript, where the server decides from the
+posted plain answer whether a question applied, storing "n/a" (never an answer) when not.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+import pytest
+import sqlite_utils
+from flask import Flask
+
+from survey_app.domain.definitions import parse_definition
+from survey_app.domain.display_logic import NOT_APPLICABLE, ShowIf, not_applicable
+from survey_app.domain.question_estimates import survey_estimates
+from survey_app.domain.survey_model import SurveyDefinitionError
+from survey_app.domain.survey_yaml import definition_yaml
+from survey_app.storage.surveys import Survey, get_survey, store_survey, survey_definition
+from survey_app.storage.tallies import recount
+from survey_app.web.database_session import get_db
+from tests.support.respondents import hidden_fields
+from tests.support.stored import tally_cells
+
+SLUG = "placements"
+SURVEY_FILE = f"""\
+slug: {SLUG}
+title: Placements
+questions:
+  - key: year
+    text: Which year are you in?
+    type: choice
+    sensitive: false
+    options: [First year, Second year, Third year, Fourth year]
+  - key: age
+    text: How old are you?
+    type: number
+    sensitive: false
+    min: 16
+    max: 99
+  - key: harassed
+    text: Were you harassed on a clinical placement?
+    show_if: {{question: year, is: [3, 4]}}
+  - key: drinks
+    text: Drinks last week?
+    type: number
+    min: 0
+    max: 40
+    show_if: {{question: age, min: 18, max: 25}}
+  - key: often
+    text: How often?
+    type: choice
+    options: [never, sometimes, often]
+    show_if: {{question: year, is: [4]}}
+"""
+
+
+@pytest.fixture
+def survey(app: Flask) -> Survey:
+    with app.app_context():
+        return store_survey(get_db(), parse_definition(SURVEY_FILE))
+
+
+def refusal(condition: str, *, target: str = "harassed") -> SurveyDefinitionError:
+    """The error for SURVEY_FILE with ``condition`` as ``target``'s show_if."""
+    lines = SURVEY_FILE.splitlines()
+    start = lines.index(f"  - key: {target}")
+    at = next(i for i in range(start, len(lines)) if "show_if" in lines[i])
+    lines[at] = f"    show_if: {condition}"
+    with pytest.raises(SurveyDefinitionError) as caught:
+        parse_definition("\n".join(lines) + "\n", source="placements.yaml")
+    return caught.value
+
+
+def test_a_condition_is_read_as_option_indexes_or_a_range() -> None:
+    questions = parse_definition(SURVEY_FILE).questions
+    assert questions[2].show_if == ShowIf("year", options=(2, 3))
+    assert questions[3].show_if == ShowIf("age", min=18, max=25)
+    assert questions[0].show_if is None
+
+
+@pytest.mark.parametrize(
+    ("condition", "field", "words"),
+    [
+        ("{question: often, is: [1]}", "questions[2].show_if.question", "later question"),
+        ("{question: harassed, is: [1]}", "questions[2].show_if.question", "its own answer"),
+        ("{question: nobody, is: [1]}", "questions[2].show_if.question", "names no question"),
+        ("{question: year, is: [5]}", "questions[2].show_if.is[0]", "out of range"),
+        ("{question: year, is: [0]}", "questions[2].show_if.is[0]", "out of range"),
+        ("{question: year, is: [3, 3]}", "questions[2].show_if.is", "listed twice"),
+        ("{question: year, is: []}", "questions[2].show_if.is", "must list option numbers"),
+        ("{question: year, min: 2}", "questions[2].show_if.min", "is a choice"),
+        ("{question: year}", "questions[2].show_if.is", "is required"),
+        ("{question: age, is: [1]}", "questions[2].show_if.is", "is a number"),
+        ("{question: age}", "questions[2].show_if", "needs min, max or both"),
+        ("{question: age, min: 30, max: 20}", "questions[2].show_if.max", "at least min"),
+        ("{question: age, min: 100}", "questions[2].show_if", "never be shown"),
+        ("{question: year, is: [1], when: 2}", "questions[2].show_if.when", "unknown key"),
+        ("year", "questions[2].show_if", "must be a mapping"),
+    ],
+)
+def test_a_condition_that_cannot_work_is_refused_with_its_file_line_and_field(
+    condition: str, field: str, words: str
+) -> None:
+    error = refusal(condition)
+    assert error.field == field and words in error.message, str(error)
+    assert error.source == "placements.yaml" and error.line is not None
+    assert str(error).startswith(f"placements.yaml:{error.line}: {field}: ")
+
+
+def test_a_condition_on_a_sensitive_answer_is_refused_in_words_that_say_why() -> None:
+    error = refusal("{question: harassed, is: [1]}", target="often")
+    assert error.field == "questions[4].show_if.question"
+    assert "sensitive question 'harassed'" in error.message
+    assert "which questions someone saw would reveal their answer" in error.message
+
+
+def test_a_cycle_is_named_even_though_a_later_question_is_refused_anyway() -> None:
+    text = SURVEY_FILE.replace(
+        "    show_if: {question: year, is: [3, 4]}", "    show_if: {question: often, is: [1]}"
+    ).replace(
+        "    show_if: {question: year, is: [4]}", "    show_if: {question: harassed, is: [1]}"
+    )
+    with pytest.raises(SurveyDefinitionError) as caught:
+        parse_definition(text)
+    messages = [problem.message for problem in caught.value.problems]
+    assert any("cycle (harassed → often → harassed)" in message for message in messages)
+
+
+def test_conditions_chain_as_a_respondent_reads_them() -> None:
+    questions = parse_definition(
+        SURVEY_FILE.replace(
+            "    show_if: {question: year, is: [4]}", "    show_if: {question: year, is: [4]}"
+        )
+    ).questions
+    assert not_applicable(questions, {"year": 3, "age": 20}) == frozenset()
+    assert not_applicable(questions, {"year": 2, "age": 17}) == {"often", "drinks"}
+    assert not_applicable(questions, {"year": None, "age": None}) == {
+        "harassed",
+        "drinks",
+        "often",
+    }
+
+
+def test_conditions_are_stored_and_given_back_as_written(app: Flask, survey: Survey) -> None:
+    with app.app_context():
+        stored = get_survey(get_db(), SLUG)
+    assert stored is not None
+    assert [q.show_if for q in stored.questions] == [
+        q.show_if for q in parse_definition(SURVEY_FILE).questions
+    ]
+    definition = survey_definition(stored)
+    again = parse_definition(definition_yaml(definition))
+    assert again == definition  # (the mechanisms as chosen, where the file said auto)
+    assert [q.show_if for q in again.questions] == [q.show_if for q in stored.questions]
+    assert "show_if:\n    question: year\n    is:\n    - 3\n    - 4" in definition_yaml(definition)
+
+
+def stored_answers(app: Flask) -> list[dict[str, object]]:
+    database = sqlite_utils.Database(app.config["DATABASE"])
+    return [json.loads(row["answers"]) for row in database.query("SELECT answers FROM responses")]
+
+
+def post(app: Flask, data: dict[str, str]) -> tuple[int, str, int]:
+    """One respondent's POST without JavaScript: status, page, body length."""
+    client = app.test_client()
+    sent = {**hidden_fields(client.get(f"/s/{SLUG}").get_data(as_text=True)), **data}
+    response = client.post(f"/s/{SLUG}", data=sent)
+    return response.status_code, response.get_data(as_text=True), len(urlencode(sent))
+
+
+def test_without_javascript_a_conditioned_question_says_who_answers_it_and_is_not_required(
+    app: Flask, survey: Survey
+) -> None:
+    page = app.test_client().get(f"/s/{SLUG}").get_data(as_text=True)
+    assert "Only if you answered Third year or Fourth year to “Which year are you in?”." in page
+    assert "Only if your answer to “How old are you?” was from 18 to 25." in page
+    assert 'name="harassed" value="y">' in page  # no required: the server decides
+    assert 'name="year" value="0" required>' in page
+
+
+def test_a_question_whose_condition_fails_is_stored_not_applicable_whatever_was_posted(
+    app: Flask, survey: Survey
+) -> None:
+    # First year, 30: nothing applies; the sensitive answers posted anyway are dropped.
+    status, page, _ = post(
+        app, {"year": "0", "age": "30", "harassed": "y", "drinks": "07", "often": "2"}
+    )
+    assert status == 200, page
+    assert stored_answers(app) == [
+        {"year": 0, "age": 30, "harassed": NOT_APPLICABLE, "drinks": NOT_APPLICABLE,
+         "often": NOT_APPLICABLE}
+    ]  # fmt: skip
+    assert "This question did not apply to you: it was stored as not applicable." in page
+    # Left blank, as the note says: the same, and no "Please answer" for them.
+    status, page, _ = post(app, {"year": "1", "age": "40"})
+    assert status == 200, page
+    assert stored_answers(app)[1]["harassed"] == NOT_APPLICABLE
+
+
+def test_a_question_whose_condition_holds_is_answered_and_required_as_always(
+    app: Flask, survey: Survey
+) -> None:
+    status, page, _ = post(app, {"year": "3", "age": "20"})
+    assert status == 400 and "Please answer this question." in page
+    assert stored_answers(app) == []
+    status, page, _ = post(app, {"year": "3", "age": "20", "harassed": "y", "drinks": "07",
+                                 "often": "1"})  # fmt: skip
+    assert status == 200, page
+    (answers,) = stored_answers(app)
+    assert answers["harassed"] in (0, 1) and isinstance(answers["drinks"], int)
+    assert answers["often"] in (0, 1, 2)
+
+
+def test_estimates_count_not_applicable_apart_from_n_and_from_skips(
+    app: Flask, survey: Survey
+) -> None:
+    for year, age in (("0", "30"), ("2", "20"), ("3", "19"), ("1", "50")):
+        status, page, _ = post(
+            app, {"year": year, "age": age, "harassed": "y", "drinks": "03", "often": "0"}
+        )
+        assert status == 200, page
+    database = sqlite_utils.Database(app.config["DATABASE"])
+    cells = tally_cells(database)
+    assert cells["harassed"]["n"] == 2 and cells["harassed"]["not_applicable"] == 2
+    assert cells["drinks"]["n"] == 2 and cells["drinks"]["not_applicable"] == 2
+    assert cells["often"]["n"] == 1 and cells["often"]["not_applicable"] == 3
+    assert "not_applicable" not in cells["year"]
+    with app.app_context():
+        estimates = {e.question.key: e for e in survey_estimates(get_db(), survey)}
+        assert estimates["harassed"].n == 2 and estimates["often"].n == 1
+        # The tallies rebuilt from the stored rows agree, "n/a" counted apart.
+        assert recount(get_db(), survey).matched
