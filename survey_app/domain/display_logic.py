@@ -18,7 +18,7 @@ any page-by-page flow (sections) ask ``not_applicable`` the same question.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -96,6 +96,19 @@ def not_applicable(
         if not condition.holds(answer):
             hidden.add(question.key)
     return frozenset(hidden)
+
+
+def population(condition: ShowIf, options: Sequence[str]) -> str:
+    """Whom a conditioned question's estimate describes, for the exports (in the survey's
+    main language, as their other texts): ``options`` are the plain question's."""
+    if condition.options:
+        chosen = " or ".join(repr(options[index]) for index in condition.options)
+        return f"respondents who answered {chosen} to {condition.question}"
+    if condition.min is not None and condition.max is not None:
+        return f"respondents whose {condition.question} is from {condition.min} to {condition.max}"
+    if condition.min is not None:
+        return f"respondents whose {condition.question} is {condition.min} or more"
+    return f"respondents whose {condition.question} is {condition.max} or less"
 
 
 def condition_questions(questions: Iterable[Conditioned]) -> frozenset[str]:

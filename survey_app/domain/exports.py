@@ -19,6 +19,7 @@ from typing import Any
 
 import sqlite_utils
 
+from survey_app.domain.display_logic import NOT_APPLICABLE, population
 from survey_app.domain.question_estimates import CategoryEstimate, QuestionEstimate
 from survey_app.domain.question_privacy import shown_epsilon, survey_ledger
 from survey_app.privacy import MeanEstimate
@@ -44,6 +45,8 @@ AGGREGATE_COLUMNS = (
     "simultaneous_high",
     "display_estimate",
     "parameters",
+    "not_applicable",
+    "population",
 )
 RESPONSE_COLUMNS = ("survey", "answered_on", "design")
 ESTIMATOR = (
@@ -128,8 +131,10 @@ def aggregate_rows(
     """One mapping per question and category (an option, "yes", or "mean"), full precision;
     None where a question has no responses yet."""
     ledger = survey_ledger(survey)
+    options = {question.key: question.options for question in survey.questions}
     for item in estimates:
         question = item.question
+        condition = question.show_if
         common = {
             "survey": survey.slug,
             "question": question.key,
@@ -138,6 +143,13 @@ def aggregate_rows(
             "epsilon": _epsilon_at_most(ledger.entry(question.key).epsilon_bound),
             "n": item.n,
             "parameters": question.mechanism.parameters(),
+            # Display logic: who n counts, and the responses left out as not applicable.
+            "not_applicable": item.not_applicable,
+            "population": (
+                "all respondents"
+                if condition is None
+                else population(condition, options[condition.question])
+            ),
         }
         for category in item.categories:
             # Tick all that apply: an option's n is the reports about it (n_j).
@@ -189,7 +201,7 @@ def _interval(estimate: Any) -> dict[str, Any]:
 def _csv_cell(column: str, value: Any) -> object:
     if value is None:
         return ""
-    if column in {"question_text", "category"}:
+    if column in {"question_text", "category", "population"}:
         return neutralize(str(value))
     if column == "parameters":
         return json.dumps(value, sort_keys=True, separators=(",", ":"))
@@ -231,13 +243,21 @@ def response_columns(survey: Survey) -> list[str]:
 
 def _response_cells(question: Question) -> Callable[[Any], list[object]]:
     """How one question's stored value becomes its cells in the per-response CSV: as its
-    mechanism writes them, empty for a skip; text guarded against formulas, floats at
-    six decimals."""
+    mechanism writes them, empty for a skip, ``NOT_APPLICABLE`` ("n/a") in each for a
+    question that did not apply; text guarded against formulas, floats at six decimals."""
     mechanism, options = question.mechanism, question.options
-    skipped: list[object] = [""] * len(mechanism.export_columns(question.key))
-    return lambda v: (
-        skipped if v is None else [_cell(c) for c in mechanism.export_cells(v, options)]
-    )
+    width = len(mechanism.export_columns(question.key))
+    skipped: list[object] = [""] * width
+    left_out: list[object] = [NOT_APPLICABLE] * width
+
+    def cells(value: Any) -> list[object]:
+        if value is None:
+            return skipped
+        if value == NOT_APPLICABLE:
+            return left_out
+        return [_cell(c) for c in mechanism.export_cells(value, options)]
+
+    return cells
 
 
 def _cell(value: object) -> object:
@@ -345,6 +365,10 @@ def codebook(
             described["scores"] = list(question.scores)
         if question.type.has_range:
             described["min"], described["max"] = question.min, question.max
+        if question.show_if is not None:
+            described["show_if"] = question.show_if.written()
+            plain = next(q for q in survey.questions if q.key == question.show_if.question)
+            described["population"] = population(question.show_if, plain.options)
         rr = question.mechanism.r_rr_design(r_name(question.key))
         if rr is not None:
             described["r_rr_package"] = rr
@@ -379,5 +403,9 @@ def codebook(
         book["columns"] = list(AGGREGATE_COLUMNS)
     else:
         book["columns"] = response_columns(survey)
-        book["values"] = "randomized reports, not true answers; empty = question skipped"
+        book["values"] = (
+            "randomized reports, not true answers; empty = question skipped; "
+            f"{NOT_APPLICABLE} = not applicable (the question's show_if condition on a plain "
+            "answer did not hold, so it was not asked)"
+        )
     return book

@@ -6,15 +6,20 @@ posted plain answer whether a question applied, storing "n/a" (never an answer) 
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 import sqlite_utils
 from flask import Flask
+from flask.testing import FlaskClient
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.display_logic import NOT_APPLICABLE, ShowIf, not_applicable
+from survey_app.domain.labelled_exports import NOT_APPLICABLE_CODES, STATA_NOT_APPLICABLE
 from survey_app.domain.question_estimates import survey_estimates
 from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.domain.survey_yaml import definition_yaml
@@ -233,3 +238,76 @@ def test_estimates_count_not_applicable_apart_from_n_and_from_skips(
         assert estimates["harassed"].n == 2 and estimates["often"].n == 1
         # The tallies rebuilt from the stored rows agree, "n/a" counted apart.
         assert recount(get_db(), survey).matched
+
+
+@pytest.fixture
+def answered(app: Flask, survey: Survey) -> Flask:
+    """Four respondents: two the conditions apply to in part, two not at all."""
+    for year, age in (("0", "30"), ("2", "20"), ("3", "19"), ("1", "50")):
+        status, page, _ = post(
+            app, {"year": year, "age": age, "harassed": "y", "drinks": "03", "often": "0"}
+        )
+        assert status == 200, page
+    return app
+
+
+def test_the_dashboard_says_whom_an_estimate_describes_and_counts_apart(
+    answered: Flask, logged_in: FlaskClient
+) -> None:
+    page = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    section = page[page.index('id="q-harassed"') : page.index('id="q-drinks"')]
+    assert (
+        "Asked only of respondents who answered “Third year”, “Fourth year” to “Which year are "
+        "you in?”: the estimates describe them. n = 2; not applicable to 2; skipped by 0."
+    ) in section
+    section = page[page.index('id="q-drinks"') : page.index('id="q-often"')]
+    assert "whose answer to “How old are you?” was from 18 to 25" in section
+
+
+def test_the_exports_mark_not_applicable_apart_from_a_skip(
+    answered: Flask, logged_in: FlaskClient
+) -> None:
+    text = logged_in.get(f"/research/surveys/{SLUG}/responses.csv").get_data(as_text=True)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [row["harassed"] for row in rows][::3] == [NOT_APPLICABLE, NOT_APPLICABLE]
+    assert rows[1]["harassed"] in ("0", "1") and rows[0]["often"] == NOT_APPLICABLE
+    aggregate = logged_in.get(f"/research/surveys/{SLUG}/export.csv").get_data(as_text=True)
+    by_question = {row["question"]: row for row in csv.DictReader(io.StringIO(aggregate))}
+    assert by_question["harassed"]["n"] == "2" and by_question["harassed"]["not_applicable"] == "2"
+    assert by_question["harassed"]["population"] == (
+        "respondents who answered 'Third year' or 'Fourth year' to year"
+    )
+    assert by_question["year"]["population"] == "all respondents"
+    book = logged_in.get(f"/research/surveys/{SLUG}/codebook.json?kind=responses").get_json()
+    assert "n/a = not applicable" in book["values"]
+    (drinks,) = [q for q in book["questions"] if q["key"] == "drinks"]
+    assert drinks["show_if"] == {"question": "age", "min": 18, "max": 25}
+
+
+@pytest.mark.parametrize("extension", ["sav", "dta"])
+def test_spss_and_stata_hold_a_labelled_user_missing_not_applicable(
+    answered: Flask, logged_in: FlaskClient, extension: str, tmp_path: Path
+) -> None:
+    import pyreadstat
+
+    response = logged_in.get(f"/research/surveys/{SLUG}/responses.{extension}")
+    assert response.status_code == 200
+    path = tmp_path / f"responses.{extension}"
+    path.write_bytes(response.data)
+    reader = pyreadstat.read_sav if extension == "sav" else pyreadstat.read_dta
+    data, meta = reader(str(path), user_missing=True, output_format="dict")
+    if extension == "sav":
+        code, missing = NOT_APPLICABLE_CODES["code"], meta.missing_ranges["harassed"]
+        assert missing == [{"lo": code, "hi": code}]
+        measure = NOT_APPLICABLE_CODES["measure"]
+        assert meta.missing_ranges["drinks"] == [{"lo": measure, "hi": measure}]
+    else:
+        code = measure = STATA_NOT_APPLICABLE
+        assert meta.missing_user_values["harassed"] == [code]
+    assert data["harassed"][0] == code and data["harassed"][1] in (0, 1)
+    assert data["drinks"][0] == measure
+    assert meta.variable_value_labels["harassed"][code] == "not applicable"
+    assert meta.variable_value_labels["harassed"][1] == "yes"
+    assert (
+        "year" not in meta.variable_value_labels or code not in meta.variable_value_labels["year"]
+    )

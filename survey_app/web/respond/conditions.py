@@ -17,7 +17,7 @@ from typing import Any
 from babel.lists import format_list
 from flask_babel import get_locale
 
-from survey_app.domain.answers import NUMBER_WIDTH, option_value, set_value
+from survey_app.domain.answers import NUMBER_WIDTH, option_value
 from survey_app.domain.display_logic import ShowIf
 from survey_app.privacy import SECURE
 from survey_app.privacy.wire import ReportFormat
@@ -91,28 +91,30 @@ def condition_note(condition: ShowIf, plain: Question) -> str:
 
 
 def not_applicable_value(question: Question) -> str:
-    """What the browser posts for the question when it is hidden: ``_`` repeated to the
-    length every report of it has on the wire (``privacy.wire``)."""
-    return NOT_APPLICABLE_CHARACTER * posted_width(question)
-
-
-def posted_width(question: Question) -> int:
-    """The length of every report the browser posts for ``question``: an option's padded
-    index, one bit per option, a set of one size, an option and its bit, a padded number."""
+    """What the browser posts for the question when it is hidden: a report's shape with
+    every digit a ``_``, so it is as long as any report on the wire, encoded too (a set's
+    commas and an option's colon are URL-encoded as 3 bytes each, and kept)."""
     wire = question.mechanism.report_format
-    option_width = len(option_value(question, 0)) if question.options else 0
+    option = NOT_APPLICABLE_CHARACTER * (len(option_value(question, 0)) if question.options else 0)
+    if wire is ReportFormat.OPTION_BIT:
+        return f"{option}:{NOT_APPLICABLE_CHARACTER}"
+    if wire is ReportFormat.SUBSET:
+        # Every set the mechanism reports has its one size: count one.
+        size = len(question.mechanism.randomize(0, SECURE))  # type: ignore[arg-type]
+        return ",".join([option] * size)
+    return NOT_APPLICABLE_CHARACTER * _report_width(question, len(option))
+
+
+def _report_width(question: Question, option_width: int) -> int:
+    """The length of every report of ``question`` with no punctuation in it: yes/no, an
+    option's padded index, a bit per option, a padded number, Duchi's bit."""
+    wire = question.mechanism.report_format
     if wire is ReportFormat.YES_NO:
         return 1
     if wire is ReportFormat.OPTION:
         return option_width
     if wire is ReportFormat.BITS:
         return len(question.options)
-    if wire is ReportFormat.OPTION_BIT:
-        return option_width + 2
-    if wire is ReportFormat.SUBSET:
-        # Every set the mechanism reports has its one size: measure one.
-        report = question.mechanism.randomize(0, SECURE)
-        return len(set_value(question, report))  # type: ignore[arg-type]
     if wire is ReportFormat.PADDED_NUMBER:
         return NUMBER_WIDTH
     low, high = question.mechanism.report_range()
