@@ -17,6 +17,8 @@ import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
+from survey_app.domain.builder_fields import definition_yaml as builder_yaml
+from survey_app.domain.builder_fields import fields_from_form
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.display_logic import NOT_APPLICABLE, ShowIf, not_applicable
 from survey_app.domain.labelled_exports import NOT_APPLICABLE_CODES, STATA_NOT_APPLICABLE
@@ -26,6 +28,7 @@ from survey_app.domain.survey_yaml import definition_yaml
 from survey_app.storage.surveys import Survey, get_survey, store_survey, survey_definition
 from survey_app.storage.tallies import recount
 from survey_app.web.database_session import get_db
+from tests.app.test_builder import field_error, page_form, press, text, upload
 from tests.support.respondents import hidden_fields
 from tests.support.stored import tally_cells
 
@@ -311,3 +314,26 @@ def test_spss_and_stata_hold_a_labelled_user_missing_not_applicable(
     assert (
         "year" not in meta.variable_value_labels or code not in meta.variable_value_labels["year"]
     )
+
+
+def test_the_builder_edits_a_condition_previews_its_note_and_places_its_error(
+    logged_in: FlaskClient,
+) -> None:
+    page = text(logged_in.get("/research/builder/"))
+    page = text(upload(logged_in, page, "placements.yaml", SURVEY_FILE.encode()))
+    fields = page_form(page)
+    assert fields["q2.show_if.question"] == "year" and fields["q2.show_if.is"] == "3, 4"
+    assert (fields["q3.show_if.min"], fields["q3.show_if.max"]) == ("18", "25")
+    assert 'id="b-q0-show_if-question"' not in page  # the first question has none earlier
+    page = text(press(logged_in, page, "preview"))
+    assert "Only if you answered Third year or Fourth year to" in page
+    assert definition_yaml_of(page) == parse_definition(SURVEY_FILE)
+    response = press(logged_in, page, "save", q4__show_if__question="harassed")
+    assert response.status_code == 400
+    error = field_error(text(response), "b-q4-show_if-question")
+    assert error is not None and "which questions someone saw would reveal" in error
+
+
+def definition_yaml_of(page: str) -> object:
+    """The definition the builder page's form stands for, as the import reads it."""
+    return parse_definition(builder_yaml(fields_from_form(page_form(page))), "builder")
