@@ -45,9 +45,11 @@ AGGREGATE_COLUMNS = (
     "simultaneous_high",
     "display_estimate",
     "parameters",
-    "not_applicable",
-    "population",
 )
+#: Added after ``AGGREGATE_COLUMNS`` for a survey with display logic (``show_if``): the
+#: responses a question did not apply to, outside its n, and whom its estimate describes.
+#: Only then, so a survey without conditions keeps its file's shape.
+CONDITION_COLUMNS = ("not_applicable", "population")
 RESPONSE_COLUMNS = ("survey", "answered_on", "design")
 ESTIMATOR = (
     "shares: unbiased moment estimator (count/n - p_false)/(p_true - p_false), clipped to "
@@ -215,12 +217,20 @@ def _csv_cell(column: str, value: Any) -> object:
 
 
 def aggregate_csv(survey: Survey, estimates: Iterable[QuestionEstimate]) -> Iterator[str]:
-    """The aggregate rows as CSV with ``AGGREGATE_COLUMNS``; empty cells where n = 0."""
+    """The aggregate rows as CSV with ``aggregate_columns``; empty cells where n = 0."""
+    columns = aggregate_columns(survey)
     rows = (
-        [_csv_cell(column, row[column]) for column in AGGREGATE_COLUMNS]
+        [_csv_cell(column, row[column]) for column in columns]
         for row in aggregate_rows(survey, estimates)
     )
-    return csv_chunks(itertools.chain([AGGREGATE_COLUMNS], rows))
+    return csv_chunks(itertools.chain([columns], rows))
+
+
+def aggregate_columns(survey: Survey) -> tuple[str, ...]:
+    """The aggregate CSV's header: ``CONDITION_COLUMNS`` too when a question has a
+    condition."""
+    conditioned = any(question.show_if is not None for question in survey.questions)
+    return AGGREGATE_COLUMNS + CONDITION_COLUMNS if conditioned else AGGREGATE_COLUMNS
 
 
 def estimates_json(survey: Survey, estimates: Iterable[QuestionEstimate]) -> dict[str, Any]:
@@ -400,7 +410,7 @@ def codebook(
         book["simultaneous"] = SIMULTANEOUS
         book["display_estimate"] = DISPLAY
         book["confidence"] = confidence
-        book["columns"] = list(AGGREGATE_COLUMNS)
+        book["columns"] = list(aggregate_columns(survey))
     else:
         book["columns"] = response_columns(survey)
         book["values"] = (
