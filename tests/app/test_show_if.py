@@ -25,6 +25,7 @@ from survey_app.domain.labelled_exports import NOT_APPLICABLE_CODES, STATA_NOT_A
 from survey_app.domain.question_estimates import survey_estimates
 from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.domain.survey_yaml import definition_yaml
+from survey_app.storage.crosstabs import joint_counts
 from survey_app.storage.surveys import Survey, get_survey, store_survey, survey_definition
 from survey_app.storage.tallies import recount
 from survey_app.web.database_session import get_db
@@ -337,3 +338,33 @@ def test_the_builder_edits_a_condition_previews_its_note_and_places_its_error(
 def definition_yaml_of(page: str) -> object:
     """The definition the builder page's form stands for, as the import reads it."""
     return parse_definition(builder_yaml(fields_from_form(page_form(page))), "builder")
+
+
+def test_joint_counts_read_not_applicable_as_no_answer(answered: Flask) -> None:
+    """By group, the regression and public releases start from these: n/a drops out as a
+    skip does, never as a value of its own."""
+    with answered.app_context():
+        survey = get_survey(get_db(), SLUG)
+        assert survey is not None
+        counts = joint_counts(get_db(), survey, ["year", "harassed"])
+    assert {year: harassed for year, harassed in counts if harassed is None} == {0: None, 1: None}
+    assert all(harassed in (None, 0, 1) for _year, harassed in counts)
+
+
+def test_a_browsers_report_where_nothing_applies_is_dropped_and_a_wrong_mark_refused(
+    app: Flask, survey: Survey
+) -> None:
+    """With JavaScript the plain answers decide too: a report posted for a hidden question
+    is dropped, and the not-applicable mark posted for a shown one refuses the form."""
+    with app.app_context():
+        stored = get_survey(get_db(), SLUG)
+    assert stored is not None
+    sent = {"randomized": "client", "design": stored.design, "age": "00000000000000030"}
+    status, page, _ = post(app, {**sent, "year": "0", "harassed": "y", "drinks": "_" * 17,
+                                 "often": "1"})  # fmt: skip
+    assert status == 200, page
+    assert stored_answers(app)[0]["harassed"] == NOT_APPLICABLE
+    assert stored_answers(app)[0]["often"] == NOT_APPLICABLE
+    status, page, _ = post(app, {**sent, "year": "3", "harassed": "_", "drinks": "_" * 17,
+                                 "often": "1"})  # fmt: skip
+    assert status == 400 and len(stored_answers(app)) == 1
