@@ -10,6 +10,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -300,6 +301,8 @@ def test_spss_and_stata_hold_a_labelled_user_missing_not_applicable(
     path.write_bytes(response.data)
     reader = pyreadstat.read_sav if extension == "sav" else pyreadstat.read_dta
     data, meta = reader(str(path), user_missing=True, output_format="dict")
+    code: object
+    measure: object
     if extension == "sav":
         code, missing = NOT_APPLICABLE_CODES["code"], meta.missing_ranges["harassed"]
         assert missing == [{"lo": code, "hi": code}]
@@ -310,8 +313,8 @@ def test_spss_and_stata_hold_a_labelled_user_missing_not_applicable(
         assert meta.missing_user_values["harassed"] == [code]
     assert data["harassed"][0] == code and data["harassed"][1] in (0, 1)
     assert data["drinks"][0] == measure
-    assert meta.variable_value_labels["harassed"][code] == "not applicable"
-    assert meta.variable_value_labels["harassed"][1] == "yes"
+    labels: dict[Any, str] = meta.variable_value_labels["harassed"]
+    assert labels[code] == "not applicable" and labels[1] == "yes"
     assert (
         "year" not in meta.variable_value_labels or code not in meta.variable_value_labels["year"]
     )

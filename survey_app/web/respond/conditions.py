@@ -100,7 +100,7 @@ def not_applicable_value(question: Question) -> str:
         return f"{option}:{NOT_APPLICABLE_CHARACTER}"
     if wire is ReportFormat.SUBSET:
         # Every set the mechanism reports has its one size: count one.
-        size = len(question.mechanism.randomize(0, SECURE))  # type: ignore[arg-type]
+        size = len(question.mechanism.randomize(0, SECURE))
         return ",".join([option] * size)
     return NOT_APPLICABLE_CHARACTER * _report_width(question, len(option))
 
