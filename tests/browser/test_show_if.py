@@ -107,9 +107,9 @@ def test_questions_show_and_hide_live_as_the_plain_answer_changes(
 
 def respond(
     new_context: Any, server: LiveServer, year: str, age: str
-) -> tuple[int, dict[str, str]]:
-    """One respondent with JavaScript: answers every question shown, sends; the POST's
-    size and fields."""
+) -> tuple[tuple[int, int], dict[str, str]]:
+    """One respondent with JavaScript: answers every question shown, sends; the sizes of
+    the POST and of the thank-you page, and the POST's fields."""
     page = new_context().new_page()
     log = watch(page)
     page.goto(server.url(f"/s/{SLUG}"))
@@ -121,12 +121,13 @@ def respond(
         page.fill('input[type="number"][name="drinks"]', "12")
     if shown(page)["used"]:
         answer(page, {f"used.{j}": "yes" for j in range(3)})
-    assert submit(page).status == 200
+    response = submit(page)
+    assert response.status == 200
     (post,) = log.posts()
-    return len(post[1]), one_post(log)[1]
+    return (len(post[1]), len(response.body())), one_post(log)[1]
 
 
-def test_with_javascript_the_request_is_the_same_size_shown_and_answered_or_not_shown(
+def test_with_javascript_request_and_page_are_the_same_size_shown_and_answered_or_not(
     new_context: Any, live_server: LiveServer, survey: str
 ) -> None:
     before = len(stored_rows(live_server))
