@@ -350,12 +350,14 @@ def _questions(
     if items is None:
         return None
     before = len(problems)
-    questions: list[QuestionDefinition] = []
+    # One entry per item, None where the item has problems of its own.
+    questions: list[QuestionDefinition | None] = []
     first_use: dict[str, str] = {}
     for index, item in enumerate(items):
         field = f"questions[{index}]"
         question = _mapping(item, field, QUESTION_KEYS, problems)
         if question is None:
+            questions.append(None)
             continue
         key_field = f"{field}.key"
         key = (
@@ -368,12 +370,13 @@ def _questions(
             )
         elif key is not None:
             first_use[key] = key_field
-        checked = _question(question, key, field, languages, problems)
-        if checked is not None:
-            questions.append(checked)
-    if len(problems) > before:
-        return None
-    conditioned = [_with_condition(question, items, questions, problems) for question in questions]
+        questions.append(_question(question, key, field, languages, problems))
+    keys = [item.get("key") if isinstance(item, dict) else None for item in items]
+    conditioned = [
+        _with_condition(index, question, items, questions, keys, problems)
+        for index, question in enumerate(questions)
+        if question is not None
+    ]
     return None if len(problems) > before else tuple(conditioned)
 
 
@@ -382,15 +385,16 @@ SHOW_IF_KEYS = {"question": True, "is": False, "min": False, "max": False}
 
 
 def _with_condition(
+    index: int,
     question: QuestionDefinition,
     items: Sequence[object],
-    questions: Sequence[QuestionDefinition],
+    questions: Sequence[QuestionDefinition | None],
+    keys: Sequence[object],
     problems: _Problems,
 ) -> QuestionDefinition:
-    """``question`` with its ``show_if`` condition, checked against the whole survey (it
-    names another question, so it is judged once every question is known)."""
-    keys = [q.key for q in questions]
-    index = keys.index(question.key)
+    """``question`` (the ``index``-th) with its ``show_if`` condition, checked against
+    the whole survey: it names another question, so it is judged once every question is
+    known (``keys``, as written)."""
     item = items[index]
     assert isinstance(item, dict)  # a question that is not a mapping was refused before
     if "show_if" not in item:
@@ -399,25 +403,26 @@ def _with_condition(
     written = _mapping(item["show_if"], field, SHOW_IF_KEYS, problems)
     if written is None or "question" not in written:
         return question
-    condition = problems.check(_show_if, written, index, questions, items, field)
+    condition = problems.check(_show_if, written, index, questions, keys, items, field)
     return dataclasses.replace(question, show_if=condition)
 
 
 def _show_if(
     written: dict[str, object],
     index: int,
-    questions: Sequence[QuestionDefinition],
+    questions: Sequence[QuestionDefinition | None],
+    keys: Sequence[object],
     items: Sequence[object],
     field: str,
-) -> ShowIf:
-    """The condition written: on an earlier plain question, its options or a range.
+) -> ShowIf | None:
+    """The condition written: on an earlier plain question, its options or a range;
+    None when the question it names has problems of its own (it cannot be judged).
 
     A condition on a sensitive question is refused: who was shown a question would be
     seen in the form's requests and stored as "not applicable", and would tell the
     answer it depends on, unrandomized. Only a plain answer, stored as given anyway, may
     decide what someone is shown.
     """
-    keys = [q.key for q in questions]
     key = _string(written["question"], f"{field}.question")
     if key not in keys:
         raise SurveyDefinitionError(
@@ -439,6 +444,8 @@ def _show_if(
             f"{field}.question",
         )
     target = questions[named]
+    if target is None:
+        return None
     if target.sensitive:
         raise SurveyDefinitionError(
             f"names the sensitive question {key!r}: which questions someone saw would reveal "
@@ -452,12 +459,12 @@ def _show_if(
 
 
 def _condition_cycle(
-    items: Sequence[object], keys: list[str], start: int, back_to: int
+    items: Sequence[object], keys: Sequence[object], start: int, back_to: int
 ) -> list[str]:
     """The keys on the path of conditions from question ``start`` that comes back to
     question ``back_to``, or [] when it does not (a later question is refused either way;
     a cycle is named so its author sees why no order of the questions would do)."""
-    path, seen = [keys[back_to], keys[start]], {start}
+    path, seen = [str(keys[back_to]), str(keys[start])], {start}
     current = start
     while True:
         item = items[current]
@@ -466,7 +473,7 @@ def _condition_cycle(
         if named not in keys:
             return []
         current = keys.index(str(named))
-        path.append(keys[current])
+        path.append(str(keys[current]))
         if current == back_to:
             return path
         if current in seen:

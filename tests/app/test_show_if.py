@@ -371,3 +371,15 @@ def test_a_browsers_report_where_nothing_applies_is_dropped_and_a_wrong_mark_ref
     status, page, _ = post(app, {**sent, "year": "3", "harassed": "_", "drinks": "_" * 17,
                                  "often": "1"})  # fmt: skip
     assert status == 400 and len(stored_answers(app)) == 1
+
+
+def test_a_condition_is_judged_beside_the_files_other_problems() -> None:
+    """Every problem at once: a bad condition is reported with an unrelated one, and a
+    condition on a question with problems of its own adds none."""
+    text = SURVEY_FILE.replace("    max: 99\n", "    max: 9\n").replace(
+        "show_if: {question: year, is: [4]}", "show_if: {question: harassed, is: [1]}"
+    )
+    with pytest.raises(SurveyDefinitionError) as caught:
+        parse_definition(text)
+    fields = [problem.field for problem in caught.value.problems]
+    assert fields == ["questions[1].max", "questions[4].show_if.question"]
