@@ -4,47 +4,12 @@
  * Without crypto or a module for each mechanism, it posts as it is: the server randomizes.
  * Display logic (DESIGN.md, "Display logic"): a question with data-show-if is shown while
  * the plain answer it depends on meets its condition; hidden, its inputs are disabled
- * (never posted) and not required, and the new form posts its data-not-applicable value,
- * as long as any report of it, so the request is the same size shown or not.
+ * (never posted) and not required, and its data-na input (disabled without JavaScript)
+ * posts instead, as long as any report of it: the request is the same size either way.
  */
 (function () {
   "use strict";
   const R = window.surveyRandomizer;
-
-  const conditioned = (form) => form.querySelectorAll("fieldset[data-show-if]");
-
-  function plainAnswer(form, key) { // an option's index or a number; null: none
-    const field = form.querySelector(`fieldset[data-key="${key}"]`);
-    if (field && field.hidden) return null; // it did not apply itself
-    for (const input of form.querySelectorAll(`[name="${key}"]:enabled`)) {
-      if (input.type === "radio" && !input.checked) continue;
-      const n = input.value === "" ? NaN : Number(input.value);
-      return Number.isInteger(n) ? n : null;
-    }
-    return null;
-  }
-
-  function holds(c, answer) {
-    if (answer === null) return false;
-    if (c.options.length) return c.options.includes(answer);
-    return (c.min === null || answer >= c.min) && (c.max === null || answer <= c.max);
-  }
-
-  function showApplicable(form) { // in page order: conditions chain as they are read
-    conditioned(form).forEach((field) => {
-      const c = JSON.parse(field.dataset.showIf);
-      const shown = holds(c, plainAnswer(form, c.question));
-      field.hidden = !shown;
-      const named = new Set();
-      field.querySelectorAll("input,select").forEach((input) => {
-        if (input.closest(".js-swap[hidden]")) return; // swapped out: stays off
-        input.disabled = !shown;
-        // One required radio makes its group required; a select or a text input alike.
-        input.required = shown && "required" in field.dataset && !named.has(input.name);
-        named.add(input.name);
-      });
-    });
-  }
 
   function randomizedForm(form, design) {
     const out = document.createElement("form");
@@ -59,7 +24,7 @@
       out.appendChild(input);
     };
     const hidden = new Set();
-    form.querySelectorAll('input[type="hidden"]').forEach((input) => {
+    form.querySelectorAll('input[type="hidden"]:enabled').forEach((input) => {
       hidden.add(input.name);
       add(input.name, input.value);
     });
@@ -80,11 +45,25 @@
       }
     }
     for (const key in ticks) add(key, R.wire(design[key], ticks[key])); // throws unless k bits
-    conditioned(form).forEach((field) => {
-      if (field.hidden) add(field.dataset.key, field.dataset.notApplicable);
-    });
     add("randomized", "client");
     return out;
+  }
+
+  function show(form) { // a hidden question's inputs are off: a condition on it fails
+    form.querySelectorAll("[data-show-if]").forEach((field) => {
+      const c = JSON.parse(field.dataset.showIf);
+      let v = NaN; // its data-na value is last and no number
+      form.querySelectorAll(`[name="${c.q}"]:enabled`).forEach((i) => {
+        if (i.type !== "radio" || i.checked) v = i.value ? +i.value : NaN;
+      });
+      const on = c.is ? c.is.includes(v) : v >= c.min && v <= c.max;
+      field.hidden = !on;
+      field.querySelectorAll("input,select").forEach((i) => {
+        if (i.closest(".js-swap[hidden]")) return; // swapped out: stays off
+        i.disabled = on === "na" in i.dataset;
+        i.required = on && "req" in i.dataset;
+      });
+    });
   }
 
   function onSubmit(event, design) {
@@ -122,16 +101,13 @@
       e.hidden = !e.hidden;
       e.querySelector("input,select").disabled = e.hidden;
     });
-    all('form[data-randomize="survey"]', (form) => {
-      showApplicable(form);
-      form.addEventListener("input", () => showApplicable(form));
-      form.addEventListener("change", () => showApplicable(form));
-    });
     if (!(R && window.crypto && window.crypto.getRandomValues)) return;
     all('form[data-randomize="survey"]', (form) => {
       const design = designOf(form);
       if (!design) return;
       form.addEventListener("submit", (event) => onSubmit(event, design));
+      show(form); // only when it randomizes: otherwise the page works as without scripts
+      form.addEventListener("input", () => show(form));
       all(".js-only", (e) => { e.hidden = false; });
     });
   }

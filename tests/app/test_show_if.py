@@ -187,7 +187,9 @@ def test_without_javascript_a_conditioned_question_says_who_answers_it_and_is_no
     page = app.test_client().get(f"/s/{SLUG}").get_data(as_text=True)
     assert "Only if you answered Third year or Fourth year to “Which year are you in?”." in page
     assert "Only if your answer to “How old are you?” was from 18 to 25." in page
-    assert 'name="harassed" value="y">' in page  # no required: the server decides
+    # Not required in the page (the server decides); the script requires it when shown.
+    assert 'name="harassed" value="y" data-req>' in page
+    assert '<input type="hidden" name="harassed" value="_" data-na disabled>' in page
     assert 'name="year" value="0" required>' in page
 
 

@@ -31,8 +31,8 @@ NOT_APPLICABLE_CHARACTER = "_"
 
 @dataclass(frozen=True)
 class ConditionView:
-    """A conditioned question as its page shows it: the note, the script's condition (the
-    plain question's key, its option indexes or its range) and the hidden field's value."""
+    """A conditioned question as its page shows it: the note, the script's condition and
+    the value its field posts while hidden."""
 
     note: str
     script: dict[str, Any]
@@ -45,17 +45,23 @@ def condition_views(survey: Survey) -> dict[str, ConditionView]:
     return {
         question.key: ConditionView(
             note=condition_note(question.show_if, by_key[question.show_if.question]),
-            script={
-                "question": question.show_if.question,
-                "options": list(question.show_if.options),
-                "min": question.show_if.min,
-                "max": question.show_if.max,
-            },
+            script=_script_condition(question.show_if, by_key[question.show_if.question]),
             not_applicable=not_applicable_value(question),
         )
         for question in survey.questions
         if question.show_if is not None
     }
+
+
+def _script_condition(condition: ShowIf, plain: Question) -> dict[str, Any]:
+    """The condition as ``randomize.js`` reads it, tersely (the page's weight): the plain
+    question's key ``q``, and its option indexes ``is`` or its range, an open end being
+    the question's own bound."""
+    if condition.options:
+        return {"q": condition.question, "is": list(condition.options)}
+    low = plain.min if condition.min is None else condition.min
+    high = plain.max if condition.max is None else condition.max
+    return {"q": condition.question, "min": low, "max": high}
 
 
 def condition_note(condition: ShowIf, plain: Question) -> str:
