@@ -4,9 +4,10 @@ Without JavaScript every question is on the page, and a conditioned one says who
 answer it ("Only if you answered Third year or Fourth year to “Which year…?”"); the
 server then decides from the posted plain answer (``display_logic.not_applicable``).
 With JavaScript ``randomize.js`` shows and hides it as the plain answer changes, and
-posts a hidden one's field as ``not_applicable_value``: as long as any report of the
-question, so the request's size does not say whether it was shown (it is decided by the
-plain answer, posted as given anyway, but a hidden question must not post less).
+while it is hidden turns on its ``data-na`` input (disabled in the page), which posts
+``not_applicable_value``: as long as any report of the question, so the request's size
+does not say whether it was shown (that follows from the plain answer, posted as given
+anyway, but a hidden question must not post less).
 """
 
 from __future__ import annotations
