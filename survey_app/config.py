@@ -150,6 +150,13 @@ SETTINGS: tuple[Setting, ...] = (
         int,
     ),
     Setting(
+        "SECTION_MAX_AGE_HOURS",
+        2,
+        "Without JavaScript, a sectioned survey's page may be sent this many hours after it "
+        "was shown; after that the respondent starts again and nothing is stored.",
+        int,
+    ),
+    Setting(
         "SESSION_MAX_HOURS",
         8,
         "A researcher's login ends this many hours after logging in, however active.",

@@ -19,14 +19,19 @@ import rjsmin
 STATIC = Path(__file__).resolve().parent / "static"
 COINS = "coins.js"
 FORM = "randomize.js"
+#: A sectioned survey's Back and Next in the page (web/respond/section_steps.py).
+SECTIONS = "sections.js"
+#: Display logic in the page: shows a conditioned question while its condition holds.
+SHOW_IF = "show_if.js"
 MECHANISMS_FOLDER = "mechanisms"
 
 
 def script_names() -> tuple[str, ...]:
     """Every script a respondent's page may load: the coins, each mechanism's module, the
-    form. Nothing else is served this way (the builder's scripts are plain static files)."""
+    sections, display logic, the form. Nothing else is served this way (the builder's
+    scripts are plain static files)."""
     modules = sorted(path.name for path in (STATIC / MECHANISMS_FOLDER).glob("*.js"))
-    return (COINS, *(f"{MECHANISMS_FOLDER}/{name}" for name in modules), FORM)
+    return (COINS, *(f"{MECHANISMS_FOLDER}/{name}" for name in modules), SECTIONS, SHOW_IF, FORM)
 
 
 def minify(source: str) -> str:
@@ -47,4 +52,9 @@ def served_script(name: str) -> str:
 def script_version(name: str) -> str:
     """A short fingerprint of the served text, for its address: a changed script gets a
     new address, so a browser never runs a stale sampler against a new form."""
-    return hashlib.sha256(served_script(name).encode()).hexdigest()[:12]
+    return fingerprint(served_script(name))
+
+
+def fingerprint(text: str) -> str:
+    """12 hex digits of SHA-256 over ``text``: a served file's version."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -50,8 +50,9 @@ class CompiledTemplates(jinja2.BytecodeCache):
 COMPILED_TEMPLATES = CompiledTemplates()
 
 
-def make_app(path: Path) -> Flask:
-    """The app as every test here configures it, on the database file at ``path``."""
+def make_app(path: Path, **settings: object) -> Flask:
+    """The app as every test here configures it, on the database file at ``path``, with
+    ``settings`` on top."""
     app = create_app(
         {
             "TESTING": True,
@@ -61,6 +62,7 @@ def make_app(path: Path) -> Flask:
             # One PBKDF2 round instead of 0.4 s of scrypt per login; tests/app/test_sessions.py
             # checks the production default on its own.
             "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1",
+            **settings,
         }
     )
     app.jinja_env.bytecode_cache = COMPILED_TEMPLATES

@@ -52,7 +52,7 @@ from survey_app.privacy.audit import (
     shipped_cases,
 )
 from survey_app.privacy.mechanisms import Mechanism
-from survey_app.served_scripts import FORM, script_names, served_script
+from survey_app.served_scripts import FORM, SECTIONS, script_names, served_script
 
 PYTHON = "python"
 BROWSER = "browser"
@@ -91,8 +91,9 @@ def case_time_limit(case: AuditCase, samples: int) -> float:
 def browser_modules() -> list[str]:
     """The browser's samplers as the app serves them (``served_scripts``): ``coins.js``
     (the exact coins and the registry), then every mechanism's module. All of them,
-    whatever a page loads: each mechanism is audited on its own module."""
-    return [name for name in script_names() if name != FORM]
+    whatever a page loads: each mechanism is audited on its own module. The form's
+    scripts (``randomize.js``, ``sections.js``) sample nothing."""
+    return [name for name in script_names() if name not in (FORM, SECTIONS)]
 
 
 def browser_source() -> str:

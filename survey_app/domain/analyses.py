@@ -137,16 +137,8 @@ def plain_questions(survey: Survey) -> tuple[Question, ...]:
 
 
 def _in_category(question: Question, stored: Stored, option: int | None) -> bool:
-    """Whether a stored report is in the category: "yes", or option ``option`` (a GRR
-    report of that option, or that bit of a unary report, or a tick-all report of that
-    option saying ticked)."""
-    if question.type.is_yes_no:
-        return bool(stored)
-    if question.type.is_multiple:
-        return stored is not None and question.mechanism.report_format.load(stored) == (option, 1)
-    if isinstance(stored, str):
-        return stored[option or 0] == "1"
-    return stored == option
+    """Whether a stored report is in the category: "yes", or option ``option``."""
+    return stored is not None and question.mechanism.report_format.counts_for(stored, option)
 
 
 def _bears_on(question: Question, stored: Stored, option: int | None) -> bool:
@@ -241,6 +233,22 @@ def estimate_groups(
     question = _outcome(survey, question_key, option, numbers=True)
     by = _plain(survey, by_key, question)
     counts = joint_counts(db, survey, (by.key, question.key), patience=patience)
+    return groups_from_counts(question, by, counts, option, first, second, confidence, method)
+
+
+def groups_from_counts(
+    question: Question,
+    by: Question,
+    counts: Mapping[tuple[Stored, ...], int],
+    option: int | None = None,
+    first: str | None = None,
+    second: str | None = None,
+    confidence: float = 0.95,
+    method: str = DEFAULT_INTERVAL_METHOD,
+) -> GroupAnalysis:
+    """``estimate_groups`` from the stored (group, report) combinations and how many
+    responses stored each: all of the analysis but the counting, so a simulation can check
+    what the page shows without a database."""
     answered_counts = {c: n for c, n in counts.items() if None not in c}
     values = sorted({group for group, _report in answered_counts}, key=_order)
     groups = {str(value): Group(str(value), _label(by, value)) for value in values}

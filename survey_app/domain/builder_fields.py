@@ -15,26 +15,35 @@ No Flask here: the routes pass ``request.form`` (a Werkzeug MultiDict), read thr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import yaml
 
+from survey_app.domain.display_order import AS_WRITTEN, RANDOM
 from survey_app.domain.languages import LANGUAGES
-from survey_app.domain.survey_limits import DEFAULT_MECHANISM, MAX_QUESTIONS, QUESTION_TYPES
+from survey_app.domain.survey_limits import (
+    DEFAULT_MECHANISM,
+    MAX_QUESTIONS,
+    MAX_SECTIONS,
+    QUESTION_TYPES,
+)
 from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.privacy import QuestionType
 
 #: The survey's texts, each given once per language.
-SURVEY_TEXTS = ("title", "description", "consent", "contact")
+SURVEY_TEXTS = ("title", "description", "consent", "contact", "thank_you")
 #: Texts a survey may leave out: left empty in every language, they are not written.
-OPTIONAL_TEXTS = ("description", "consent", "contact")
+OPTIONAL_TEXTS = ("description", "consent", "contact", "thank_you")
+#: The completion field's choice when the survey has none.
+NO_COMPLETION = "none"
 #: What a new question starts as, and the mechanism left out of the file ("auto").
 NEW_QUESTION_TYPE = QuestionType.YES_NO.value
 AUTO_MECHANISM = DEFAULT_MECHANISM
 _FALSE_WORDS = frozenset({"false", "no", "off", "0"})
 _QUESTION_FIELD = re.compile(r"q(\d+)\.type")
+_SECTION_FIELD = re.compile(r"s(\d+)\.title\.[a-z]{2}")
 
 
 class PostedForm(Protocol):
@@ -71,12 +80,26 @@ class QuestionFields:
     show_if_is: str = ""
     show_if_min: str = ""
     show_if_max: str = ""
+    #: The index of its section, when the survey has sections.
+    section: int = 0
+    #: How the options are shown (``display_order.OPTION_ORDERS``), and the positions
+    #: (from 1, as typed: "5" or "4, 5") of those that keep their place.
+    option_order: str = AS_WRITTEN
+    fixed_options: str = ""
 
     @property
     def kind(self) -> QuestionType | None:
         """The question's type, if the import knows it: the form may post anything, and
         the import is the one to say what is wrong with it."""
         return QuestionType(self.type) if self.type in QUESTION_TYPES else None
+
+
+@dataclass
+class SectionFields:
+    """One section as the form shows it: its title and description per language."""
+
+    title: dict[str, str] = field(default_factory=dict)
+    description: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,7 +112,15 @@ class SurveyFields:
     texts: dict[str, dict[str, str]] = field(default_factory=dict)
     access: str = "open"
     max_epsilon: str = ""
+    #: A panel's completion: NO_COMPLETION, or a key of the file's ``completion`` (code,
+    #: redirect) with its value as typed.
+    completion: str = NO_COMPLETION
+    completion_value: str = ""
+    #: Questions shown in an order drawn for each respondent.
+    random_question_order: bool = False
     questions: list[QuestionFields] = field(default_factory=list)
+    #: Empty: the survey is one page. Otherwise each question's ``section`` indexes these.
+    sections: list[SectionFields] = field(default_factory=list)
 
     def text(self, name: str, language: str) -> str:
         """A survey text (title, description, ...) in one language, "" when not given."""
@@ -101,7 +132,40 @@ class SurveyFields:
         number = len(self.questions) + 1
         while f"q{number}" in used:
             number += 1
-        self.questions.append(QuestionFields(key=f"q{number}", type=str(kind)))
+        section = max(len(self.sections) - 1, 0)  # the last section, where it is shown
+        self.questions.append(QuestionFields(key=f"q{number}", type=str(kind), section=section))
+
+    def add_section(self) -> None:
+        """A new, empty section at the end; the first press makes two, the first holding
+        every question so far."""
+        if not self.sections:
+            self.sections.append(SectionFields())
+        self.sections.append(SectionFields())
+
+    def remove_section(self, index: int) -> None:
+        """Remove section ``index``; its questions join the section before it (the first
+        section's, the one after). Removing the last one leaves one page."""
+        if not 0 <= index < len(self.sections):
+            return
+        del self.sections[index]
+        for question in self.questions:
+            if question.section > index or (question.section == index and index > 0):
+                question.section -= 1
+        if len(self.sections) == 0:
+            for question in self.questions:
+                question.section = 0
+
+    def section_sizes(self) -> list[int]:
+        """How many questions each section holds (none: the survey is one page)."""
+        return [sum(q.section == i for q in self.questions) for i in range(len(self.sections))]
+
+    def in_section_order(self) -> None:
+        """Questions listed section by section (each section's in their order), as the
+        survey file lists them, so question i on the form is question i of the file."""
+        last = max(len(self.sections) - 1, 0)
+        for question in self.questions:
+            question.section = min(max(question.section, 0), last)
+        self.questions.sort(key=lambda question: question.section)
 
     def remove_question(self, index: int) -> None:
         if 0 <= index < len(self.questions):
@@ -139,14 +203,33 @@ def fields_from_form(form: PostedForm) -> SurveyFields:
         if (match := _QUESTION_FIELD.fullmatch(str(name))) and len(match.group(1)) < 4
     )
     questions = [_question_from_form(form, f"q{i}", languages) for i in indexes]
-    return SurveyFields(
+    sections = sorted(
+        {
+            int(match.group(1))
+            for name in form
+            if (match := _SECTION_FIELD.fullmatch(str(name))) and len(match.group(1)) < 3
+        }
+    )
+    fields = SurveyFields(
         languages=languages,
         slug=_one(form, "slug").strip(),
         texts={name: _per_language(form, name, languages) for name in SURVEY_TEXTS},
         access=_one(form, "access") or "open",
         max_epsilon=_one(form, "max_epsilon").strip(),
+        completion=_one(form, "completion") or NO_COMPLETION,
+        completion_value=_one(form, "completion_value").strip(),
+        random_question_order=_one(form, "question_order") == RANDOM,
         questions=questions[: MAX_QUESTIONS + 1],
+        sections=[
+            SectionFields(
+                _per_language(form, f"s{i}.title", languages),
+                _per_language(form, f"s{i}.description", languages),
+            )
+            for i in sections[: MAX_SECTIONS + 1]
+        ],
     )
+    fields.in_section_order()
+    return fields
 
 
 def _question_from_form(
@@ -169,7 +252,15 @@ def _question_from_form(
         show_if_is=_one(form, f"{prefix}.show_if.is").strip(),
         show_if_min=_one(form, f"{prefix}.show_if.min").strip(),
         show_if_max=_one(form, f"{prefix}.show_if.max").strip(),
+        section=_small_index(_one(form, f"{prefix}.section")),
+        option_order=_one(form, f"{prefix}.option_order") or AS_WRITTEN,
+        fixed_options=_one(form, f"{prefix}.fixed_options").strip(),
     )
+
+
+def _small_index(text: str) -> int:
+    """A posted section index; anything else is the first section."""
+    return int(text) if text.isdigit() and len(text) < 3 else 0
 
 
 def _one(form: PostedForm, name: str) -> str:
@@ -205,7 +296,28 @@ def definition_dict(fields: SurveyFields) -> dict[str, Any]:
         data["access"] = fields.access
     if fields.max_epsilon:
         data["max_epsilon"] = _Written(fields.max_epsilon)
-    data["questions"] = [_question_dict(q, fields.languages) for q in fields.questions]
+    if fields.completion != NO_COMPLETION:
+        data["completion"] = {fields.completion: fields.completion_value}
+    if fields.random_question_order:
+        data["question_order"] = RANDOM
+    if fields.sections:
+        data["sections"] = [
+            _section_dict(fields, index, section) for index, section in enumerate(fields.sections)
+        ]
+    else:
+        data["questions"] = [_question_dict(q, fields.languages) for q in fields.questions]
+    return data
+
+
+def _section_dict(fields: SurveyFields, index: int, section: SectionFields) -> dict[str, Any]:
+    """A section with its questions (none: the import says a section needs one)."""
+    languages = fields.languages
+    data: dict[str, Any] = {"title": _localized(section.title, languages)}
+    if any(section.description.get(language, "").strip() for language in languages):
+        data["description"] = _localized(section.description, languages)
+    data["questions"] = [
+        _question_dict(q, languages) for q in fields.questions if q.section == index
+    ]
     return data
 
 
@@ -230,6 +342,13 @@ def _question_dict(question: QuestionFields, languages: tuple[str, ...]) -> dict
         data["options"] = _options(question.options, languages)
     if kind is not None and kind.has_scores and option_lines(question.scores):
         data["scores"] = [_Written(line) for line in option_lines(question.scores)]
+    if kind is not None and kind.has_options and question.option_order != AS_WRITTEN:
+        data["option_order"] = question.option_order
+        # Positions left typed while the order is as written are dropped, not refused.
+        if question.fixed_options:
+            data["fixed_options"] = [
+                _Written(item) for item in re.split(r"[\s,]+", question.fixed_options) if item
+            ]
     if kind is not None and kind.has_range:
         data["min"] = _Written(question.min)
         data["max"] = _Written(question.max)
@@ -330,18 +449,39 @@ def fields_from_source(source: str) -> SurveyFields:
     if not isinstance(data, dict):
         raise ValueError("a validated definition is a mapping")
     languages = tuple(data.get("languages") or ("en",))
+    ((completion, completion_value),) = (data.get("completion") or {NO_COMPLETION: ""}).items()
+    sections = data.get("sections", [])
+    listed = [(0, item) for item in data.get("questions", [])] + [
+        (index, item) for index, section in enumerate(sections) for item in section["questions"]
+    ]
+    questions = []
+    for index, item in listed:
+        question = _question_fields(item, languages)
+        question.section = index
+        questions.append(question)
     return SurveyFields(
         languages=languages,
         slug=data.get("slug", ""),
         texts={name: _texts(data.get(name, ""), languages) for name in SURVEY_TEXTS},
         access=data.get("access", "open"),
         max_epsilon=data.get("max_epsilon", ""),
-        questions=[_question_fields(item, languages) for item in data.get("questions", [])],
+        completion=completion,
+        completion_value=completion_value,
+        random_question_order=data.get("question_order") == RANDOM,
+        questions=questions,
+        sections=[
+            SectionFields(
+                _texts(section.get("title", ""), languages),
+                _texts(section.get("description", ""), languages),
+            )
+            for section in sections
+        ],
     )
 
 
 def _question_fields(data: Mapping[str, Any], languages: tuple[str, ...]) -> QuestionFields:
     options = [_texts(option, languages) for option in data.get("options", [])]
+    condition = data.get("show_if") or {}  # validated already
     return QuestionFields(
         key=data.get("key", ""),
         type=data.get("type", NEW_QUESTION_TYPE),
@@ -357,18 +497,13 @@ def _question_fields(data: Mapping[str, Any], languages: tuple[str, ...]) -> Que
         max=data.get("max", ""),
         sensitive=_flag(data.get("sensitive", "true")),
         required=_flag(data.get("required", "true")),
-        **_show_if_fields(data.get("show_if") or {}),
+        show_if_question=condition.get("question", ""),
+        show_if_is=", ".join(condition.get("is", [])),
+        show_if_min=condition.get("min", ""),
+        show_if_max=condition.get("max", ""),
+        option_order=data.get("option_order", AS_WRITTEN),
+        fixed_options=", ".join(data.get("fixed_options", [])),
     )
-
-
-def _show_if_fields(condition: Mapping[str, Any]) -> dict[str, str]:
-    """A validated ``show_if`` as the builder's fields."""
-    return {
-        "show_if_question": condition.get("question", ""),
-        "show_if_is": ", ".join(condition.get("is", [])),
-        "show_if_min": condition.get("min", ""),
-        "show_if_max": condition.get("max", ""),
-    }
 
 
 def _texts(value: object, languages: tuple[str, ...]) -> dict[str, str]:
@@ -403,11 +538,13 @@ _QUESTION_NAMES = frozenset(
         "mechanism",
         "options",
         "scores",
+        "option_order",
+        "fixed_options",
         "min",
         "max",
     }
 )
-_SURVEY_NAMES = frozenset({"slug", *SURVEY_TEXTS, "access", "max_epsilon"})
+_SURVEY_NAMES = frozenset({"slug", *SURVEY_TEXTS, "access", "max_epsilon", "question_order"})
 
 
 def error_field_name(path: str, languages: Iterable[str]) -> str | None:
@@ -430,6 +567,8 @@ def error_field_name(path: str, languages: Iterable[str]) -> str | None:
         if name in _TEXT_FIELDS:
             return f"q{question['index']}.{name}.{question['language'] or main}"
         return f"q{question['index']}.{name}"
+    if path.partition(".")[0] == "completion":
+        return "completion_value"
     survey = _SURVEY_ERROR_PATH.fullmatch(path)
     if survey and survey["name"] == "languages":
         return "language"
@@ -454,19 +593,45 @@ class PlacedProblem:
 
 
 def placed_problems(
-    error: SurveyDefinitionError, languages: Iterable[str]
+    error: SurveyDefinitionError, languages: Iterable[str], sizes: Sequence[int] = ()
 ) -> tuple[PlacedProblem, ...]:
-    """Every problem of the import's ``error``, each with its place on the form."""
+    """Every problem of the import's ``error``, each with its place on the form;
+    ``sizes`` are the form's sections' numbers of questions (none: one page)."""
     codes = tuple(languages)
     return tuple(
         PlacedProblem(
             problem.field,
             problem.message,
-            error_field_name(problem.field, codes),
-            _question_index(problem.field),
+            _section_field_name(problem.field, codes)
+            or error_field_name(_flat_path(problem.field, sizes), codes),
+            _question_index(_flat_path(problem.field, sizes)),
         )
         for problem in error.problems
     )
+
+
+_SECTION_QUESTION_PATH = re.compile(r"sections\[(?P<section>\d+)\]\.questions\[(?P<index>\d+)\]")
+_SECTION_TEXT_PATH = re.compile(
+    r"sections\[(?P<section>\d+)\]\.(?P<name>title|description)(?:\.(?P<language>[a-z]{2}))?"
+)
+
+
+def _flat_path(path: str, sizes: Sequence[int]) -> str:
+    """A section's question's path as the form numbers it: ``sections[1].questions[0]``
+    is ``questions[n]``, n the questions of the sections before."""
+    found = _SECTION_QUESTION_PATH.match(path)
+    if not found or int(found["section"]) >= len(sizes):
+        return path
+    place = sum(sizes[: int(found["section"])]) + int(found["index"])
+    return f"questions[{place}]{path[found.end() :]}"
+
+
+def _section_field_name(path: str, languages: tuple[str, ...]) -> str | None:
+    """The form field of a section's title or description (``s1.title.ko``)."""
+    found = _SECTION_TEXT_PATH.fullmatch(path)
+    if not found:
+        return None
+    return f"s{found['section']}.{found['name']}.{found['language'] or languages[0]}"
 
 
 def messages_by_field(problems: Iterable[PlacedProblem]) -> dict[str, list[str]]:

@@ -13,6 +13,7 @@ import datetime
 import io
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from typing import Any
@@ -91,17 +92,20 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 # CSV line at ";" as well as at ",", and Python's csv module quotes a cell for "," but
 # not for ";": opened there, "a;=cmd|..." becomes two cells, the second a formula. So
 # each piece after a ";" is guarded as if it began a cell (OWASP's CSV injection advice:
-# mind the separators, not only a cell's first character).
-LOCALE_SEPARATOR = ";"
+# mind the separators, not only a cell's first character). Read that way, a quoted
+# cell's line break ends the row too (the quote does not open a cell there), so the piece
+# after a "\r" or "\n" begins a cell as well.
+CELL_STARTS = re.compile(r"(;|\r\n|\r|\n)")
 CHUNK_CHARACTERS = 64 * 1024
 
 
 def neutralize(text: str) -> str:
     """Survey text as a spreadsheet shows it, never runs it: a leading ' stops formulas,
-    at the start of the cell and after every ";" (a cell's start in some locales)."""
-    return LOCALE_SEPARATOR.join(
-        "'" + piece if piece.startswith(FORMULA_PREFIXES) else piece
-        for piece in text.split(LOCALE_SEPARATOR)
+    at the start of the cell and after every ";" or line break (``CELL_STARTS``)."""
+    pieces = CELL_STARTS.split(text)  # text, separator, text, …
+    return "".join(
+        "'" + piece if index % 2 == 0 and piece.startswith(FORMULA_PREFIXES) else piece
+        for index, piece in enumerate(pieces)
     )
 
 

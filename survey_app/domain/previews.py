@@ -8,6 +8,8 @@ id 0 and status "draft", so nothing could ever accept a response for it.
 
 from __future__ import annotations
 
+import dataclasses
+
 from survey_app.domain.designs import question_mechanism, survey_fingerprint
 from survey_app.domain.survey_model import SurveyDefinition
 from survey_app.storage.surveys import Question, Survey, written_decimal
@@ -37,6 +39,8 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
             min=q.min,
             max=q.max,
             requested_epsilon=written_decimal(q.epsilon),
+            option_order=q.option_order,
+            fixed_options=q.fixed_options,
         )
         for q in definition.questions
     )
@@ -53,4 +57,14 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
         max_epsilon=written_decimal(definition.max_epsilon),
         design=survey_fingerprint(parameters),
         languages=definition.languages,
+        sections=tuple(
+            dataclasses.replace(
+                section,
+                title=section.texts(shown).title,
+                description=section.texts(shown).description,
+                translations={},
+            )
+            for section in definition.sections
+        ),
+        question_order=definition.question_order,
     )

@@ -24,8 +24,15 @@ SURVEY_KEYS = {
     "consent": False,
     "contact": False,
     "max_epsilon": False,
-    "questions": True,
+    "thank_you": False,
+    "completion": False,
+    "question_order": False,
+    # One of the two, never both: ``questions`` for one page, ``sections`` for several.
+    "questions": False,
+    "sections": False,
 }
+#: Keys a section may have, in documentation order; True marks the required ones.
+SECTION_KEYS = {"title": True, "description": False, "questions": True}
 #: Keys a question may have, in documentation order; True marks the required ones.
 #: Which of the optional ones apply depends on the type and on ``sensitive``.
 QUESTION_KEYS = {
@@ -39,6 +46,8 @@ QUESTION_KEYS = {
     "mechanism": False,
     "options": False,
     "scores": False,
+    "option_order": False,
+    "fixed_options": False,
     "min": False,
     "max": False,
 }
@@ -81,6 +90,8 @@ MAX_DESCRIPTION_LENGTH = 5000
 MAX_CONSENT_LENGTH = 5000
 MAX_CONTACT_LENGTH = 500
 MAX_QUESTIONS = 100
+#: A sectioned survey's pages (its questions together still at most MAX_QUESTIONS).
+MAX_SECTIONS = 20
 MAX_QUESTION_KEY_LENGTH = 64
 MAX_QUESTION_TEXT_LENGTH = 1000
 MIN_OPTIONS = 2

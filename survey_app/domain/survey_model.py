@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from survey_app.domain.display_logic import ShowIf
+from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import (
     DEFAULT_CHOICE_NUMBER_EPSILON,
     DEFAULT_LANGUAGES,
@@ -39,6 +40,46 @@ class SurveyTexts:
     description: str = ""
     consent: str = ""
     contact: str = ""
+    thank_you: str = ""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """Where a panel's participant goes once their response is stored: a ``code`` they
+    copy back to the panel, or a ``redirect`` address the thank-you page links to."""
+
+    kind: str  # "code" or "redirect", the survey file's key
+    value: str
+
+
+@dataclass(frozen=True)
+class SectionTexts:
+    """A section's own words in one language: the heading of its page and what it says
+    under it."""
+
+    title: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class SectionDefinition:
+    """One page of a sectioned survey: where it starts among the survey's questions and
+    its words.
+
+    A section holds the questions from ``start`` up to the next section's start (the last
+    one, to the end): the questions stay one flat tuple, so every analysis, export and
+    tally works on them as on a survey of one page. ``title`` and ``description`` are in
+    the survey's main language; ``translations`` holds them in each other language.
+    """
+
+    start: int
+    title: str
+    description: str = ""
+    translations: dict[str, SectionTexts] = field(default_factory=dict, hash=False)
+
+    def texts(self, language: str) -> SectionTexts:
+        """The section's words in ``language``; the main language's if it has no others."""
+        return self.translations.get(language, SectionTexts(self.title, self.description))
 
 
 @dataclass(frozen=True)
@@ -68,6 +109,12 @@ class QuestionDefinition:
     required: bool = True
     #: Shown only when an earlier plain question's answer meets this (``display_logic``).
     show_if: ShowIf | None = None
+    #: How its options are shown (``display_order.OPTION_ORDERS``): as written, in random
+    #: order, or (a scale) reversed for half the respondents. Display only.
+    option_order: str = AS_WRITTEN
+    #: Indexes (from 0) of the options that keep their place when the order is drawn; the
+    #: file gives 1-based positions.
+    fixed_options: tuple[int, ...] = ()
     #: The survey's other languages: code -> text and options (same count and order).
     #: Not hashed (a dict cannot be); equal definitions still need equal translations.
     translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
@@ -118,15 +165,24 @@ class SurveyDefinition:
     contact: str = ""
     #: Every language the survey's texts are given in; the first is the main one.
     languages: tuple[str, ...] = DEFAULT_LANGUAGES
-    #: The survey's other languages: code -> title, description, consent, contact.
+    #: The researcher's own words on the thank-you page; "" for none.
+    thank_you: str = ""
+    #: A panel's completion code or return address; None for none.
+    completion: Completion | None = None
+    #: The survey's other languages: code -> title, description, consent, contact, thank_you.
     translations: dict[str, SurveyTexts] = field(default_factory=dict, hash=False)
+    #: Its pages, in order, each starting at one of ``questions``; empty: one page.
+    sections: tuple[SectionDefinition, ...] = ()
+    #: How the questions are shown (``display_order.QUESTION_ORDERS``): as written, or in
+    #: an order drawn for each page shown. Display only.
+    question_order: str = AS_WRITTEN
     #: The definition text as parsed, comments and all, so the survey can be given back
     #: as its author wrote it. Not part of equality: layout and comments define nothing.
     source: str = field(default="", compare=False, repr=False)
 
     def texts(self, language: str) -> SurveyTexts:
         """The survey's own words in ``language``; the main language's if it has no others."""
-        main = SurveyTexts(self.title, self.description, self.consent, self.contact)
+        main = SurveyTexts(self.title, self.description, self.consent, self.contact, self.thank_you)
         return self.translations.get(language, main)
 
 

@@ -22,7 +22,9 @@ from fractions import Fraction
 from typing import ParamSpec, TypeVar
 
 from survey_app.domain.display_logic import ShowIf
+from survey_app.domain.display_order import AS_WRITTEN, OPTION_ORDERS, QUESTION_ORDERS, REVERSE
 from survey_app.domain.languages import LANGUAGES
+from survey_app.domain.survey_completion import MAX_THANK_YOU_LENGTH, read_completion
 from survey_app.domain.survey_limits import (
     ACCESS_MODES,
     DEFAULT_LANGUAGES,
@@ -45,6 +47,7 @@ from survey_app.domain.survey_limits import (
     MAX_QUESTION_TEXT_LENGTH,
     MAX_QUESTIONS,
     MAX_SCORE_MAGNITUDE,
+    MAX_SECTIONS,
     MAX_SLUG_LENGTH,
     MAX_TITLE_LENGTH,
     MECHANISMS,
@@ -54,12 +57,15 @@ from survey_app.domain.survey_limits import (
     QUESTION_KEYS,
     QUESTION_TYPES,
     RESERVED_QUESTION_KEYS,
+    SECTION_KEYS,
     SLUG_PATTERN,
     SURVEY_KEYS,
 )
 from survey_app.domain.survey_model import (
     QuestionDefinition,
     QuestionTexts,
+    SectionDefinition,
+    SectionTexts,
     SurveyDefinition,
     SurveyDefinitionError,
     SurveyTexts,
@@ -118,6 +124,9 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
         max_epsilon = problems.check(
             _decimal, survey["max_epsilon"], "max_epsilon", MAX_EPSILON_MAX
         )
+    question_order = problems.check(
+        _choice, survey.get("question_order", AS_WRITTEN), "question_order", QUESTION_ORDERS
+    )
     if languages is None:
         raise problems.error()
     title = _survey_text(survey, "title", MAX_TITLE_LENGTH, languages, problems)
@@ -129,17 +138,22 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
     contact = _survey_text(
         survey, "contact", MAX_CONTACT_LENGTH, languages, problems, may_be_empty=True
     )
-    questions = None
-    if "questions" in survey:
-        questions = _questions(survey["questions"], languages, problems)
+    thank_you = _survey_text(
+        survey, "thank_you", MAX_THANK_YOU_LENGTH, languages, problems, may_be_empty=True
+    )
+    completion = None
+    if "completion" in survey:
+        completion = problems.check(read_completion, survey["completion"])
+    questions, sections = _survey_questions(survey, languages, problems)
     if questions is not None and max_epsilon is not None:
         problems.check(_check_total_epsilon, questions, max_epsilon)
     if problems:
         raise problems.error()
     # Each part is None only when it had a problem, and none was found.
     assert slug is not None and access is not None and questions is not None
+    assert question_order is not None
     assert title is not None and description is not None
-    assert consent is not None and contact is not None
+    assert consent is not None and contact is not None and thank_you is not None
     main = languages[0]
     return SurveyDefinition(
         slug=slug,
@@ -150,15 +164,126 @@ def validate_survey(values: object, text: str) -> SurveyDefinition:
         max_epsilon=max_epsilon,
         consent=consent[main],
         contact=contact[main],
+        thank_you=thank_you[main],
+        completion=completion,
         languages=languages,
         translations={
             language: SurveyTexts(
-                title[language], description[language], consent[language], contact[language]
+                title[language],
+                description[language],
+                consent[language],
+                contact[language],
+                thank_you[language],
             )
             for language in languages[1:]
         },
+        sections=sections,
+        question_order=question_order,
         source=text,
     )
+
+
+def _survey_questions(
+    survey: dict[str, object], languages: tuple[str, ...], problems: _Problems
+) -> tuple[tuple[QuestionDefinition, ...] | None, tuple[SectionDefinition, ...]]:
+    """The survey's questions, from ``questions`` (one page) or ``sections`` (a page each),
+    and its sections (none for one page). A file has one or the other: with both, which
+    questions the survey asks would be a guess."""
+    if "questions" in survey and "sections" in survey:
+        problems.add(
+            "a survey lists its questions under questions (one page) or under sections "
+            "(a page each), not both",
+            "sections",
+        )
+        return None, ()
+    if "sections" in survey:
+        parts = _sections(survey["sections"], languages, problems)
+        return (None, ()) if parts is None else parts
+    if "questions" in survey:
+        written = _questions(survey["questions"], languages, problems)
+        return (None if written is None else _conditioned(written, problems)), ()
+    problems.add("is required but missing", "questions")  # (or sections: see the docs)
+    return None, ()
+
+
+def _sections(
+    value: object, languages: tuple[str, ...], problems: _Problems
+) -> tuple[tuple[QuestionDefinition, ...], tuple[SectionDefinition, ...]] | None:
+    """Each section's questions, in one flat tuple as a one-page survey has them, and
+    where each section starts; keys are unique across the whole survey (they name its
+    form fields and CSV columns)."""
+    items = problems.check(_section_list, value)
+    if items is None:
+        return None
+    before = len(problems)
+    written: list[_Written] = []
+    sections: list[SectionDefinition] = []
+    first_use: dict[str, str] = {}
+    for index, item in enumerate(items):
+        field = f"sections[{index}]"
+        section = _mapping(item, field, SECTION_KEYS, problems)
+        if section is None:
+            continue
+        title = None
+        if "title" in section:
+            title = _localized(
+                section["title"], f"{field}.title", MAX_TITLE_LENGTH, languages, problems
+            )
+        description = dict.fromkeys(languages, "")
+        if "description" in section:
+            description = (
+                _localized(
+                    section["description"],
+                    f"{field}.description",
+                    MAX_DESCRIPTION_LENGTH,
+                    languages,
+                    problems,
+                    may_be_empty=True,
+                )
+                or description
+            )
+        found = None
+        if "questions" in section:
+            found = _questions(
+                section["questions"], languages, problems, f"{field}.questions", first_use
+            )
+        if title is None or found is None:
+            continue
+        main = languages[0]
+        sections.append(
+            SectionDefinition(
+                start=len(written),
+                title=title[main],
+                description=description[main],
+                translations={
+                    code: SectionTexts(title[code], description[code]) for code in languages[1:]
+                },
+            )
+        )
+        written.extend(found)
+    if len(problems) == before and len(written) > MAX_QUESTIONS:
+        problems.add(
+            f"the sections must list at most {MAX_QUESTIONS} questions together "
+            f"(got {len(written)})",
+            "sections",
+        )
+    questions = _conditioned(written, problems)
+    return None if len(problems) > before or questions is None else (questions, tuple(sections))
+
+
+def _section_list(value: object) -> list[object]:
+    if not isinstance(value, list):
+        raise SurveyDefinitionError(
+            f"must be a list of sections, each with a title and questions (got {_describe(value)})",
+            "sections",
+        )
+    if not value:
+        raise SurveyDefinitionError("must list at least one section", "sections")
+    if len(value) > MAX_SECTIONS:
+        raise SurveyDefinitionError(
+            f"must list at most {MAX_SECTIONS} sections (got {len(value)})", "sections"
+        )
+    return value
 
 
 def _languages(value: object) -> tuple[str, ...]:
@@ -343,21 +468,40 @@ def _text(value: object, field: str, max_length: int, *, may_be_empty: bool = Fa
     return text
 
 
+@dataclasses.dataclass(frozen=True)
+class _Written:
+    """A question as the file writes it (``item``, at ``field``) and as read: None where
+    it has problems of its own. Conditions are judged on these once every question of
+    every section is known."""
+
+    field: str
+    item: object
+    question: QuestionDefinition | None
+
+    @property
+    def key(self) -> object:
+        return self.item.get("key") if isinstance(self.item, dict) else None
+
+
 def _questions(
-    value: object, languages: tuple[str, ...], problems: _Problems
-) -> tuple[QuestionDefinition, ...] | None:
-    items = problems.check(_question_list, value)
+    value: object,
+    languages: tuple[str, ...],
+    problems: _Problems,
+    path: str = "questions",
+    first_use: dict[str, str] | None = None,
+) -> list[_Written] | None:
+    """The questions listed at ``path``, their conditions not yet judged; ``first_use``
+    holds the keys already taken elsewhere in the survey (by another section) and where."""
+    items = problems.check(_question_list, value, path)
     if items is None:
         return None
-    before = len(problems)
-    # One entry per item, None where the item has problems of its own.
-    questions: list[QuestionDefinition | None] = []
-    first_use: dict[str, str] = {}
+    written: list[_Written] = []
+    first_use = {} if first_use is None else first_use
     for index, item in enumerate(items):
-        field = f"questions[{index}]"
+        field = f"{path}[{index}]"
         question = _mapping(item, field, QUESTION_KEYS, problems)
         if question is None:
-            questions.append(None)
+            written.append(_Written(field, item, None))
             continue
         key_field = f"{field}.key"
         key = (
@@ -370,14 +514,24 @@ def _questions(
             )
         elif key is not None:
             first_use[key] = key_field
-        questions.append(_question(question, key, field, languages, problems))
-    keys = [item.get("key") if isinstance(item, dict) else None for item in items]
+        written.append(_Written(field, item, _question(question, key, field, languages, problems)))
+    return written
+
+
+def _conditioned(
+    written: Sequence[_Written], problems: _Problems
+) -> tuple[QuestionDefinition, ...] | None:
+    """Every question with its ``show_if`` condition, judged against the whole survey (a
+    condition may name a question of an earlier section); None when any has a problem."""
+    before = len(problems)
     conditioned = [
-        _with_condition(index, question, items, questions, keys, problems)
-        for index, question in enumerate(questions)
-        if question is not None
+        _with_condition(index, entry.question, written, problems)
+        for index, entry in enumerate(written)
+        if entry.question is not None
     ]
-    return None if len(problems) > before else tuple(conditioned)
+    if len(problems) > before or len(conditioned) < len(written):
+        return None
+    return tuple(conditioned)
 
 
 #: Keys a show_if condition may have; "question" is required.
@@ -385,35 +539,25 @@ SHOW_IF_KEYS = {"question": True, "is": False, "min": False, "max": False}
 
 
 def _with_condition(
-    index: int,
-    question: QuestionDefinition,
-    items: Sequence[object],
-    questions: Sequence[QuestionDefinition | None],
-    keys: Sequence[object],
-    problems: _Problems,
+    index: int, question: QuestionDefinition, written: Sequence[_Written], problems: _Problems
 ) -> QuestionDefinition:
-    """``question`` (the ``index``-th) with its ``show_if`` condition, checked against
-    the whole survey: it names another question, so it is judged once every question is
-    known (``keys``, as written)."""
-    item = items[index]
+    """``question`` (the ``index``-th of the survey) with its ``show_if`` condition, checked
+    against the whole survey: it names another question, so it is judged once every
+    question is known."""
+    item = written[index].item
     assert isinstance(item, dict)  # a question that is not a mapping was refused before
     if "show_if" not in item:
         return question
-    field = f"questions[{index}].show_if"
-    written = _mapping(item["show_if"], field, SHOW_IF_KEYS, problems)
-    if written is None or "question" not in written:
+    field = f"{written[index].field}.show_if"
+    condition = _mapping(item["show_if"], field, SHOW_IF_KEYS, problems)
+    if condition is None or "question" not in condition:
         return question
-    condition = problems.check(_show_if, written, index, questions, keys, items, field)
-    return dataclasses.replace(question, show_if=condition)
+    checked = problems.check(_show_if, condition, index, written, field)
+    return dataclasses.replace(question, show_if=checked)
 
 
 def _show_if(
-    written: dict[str, object],
-    index: int,
-    questions: Sequence[QuestionDefinition | None],
-    keys: Sequence[object],
-    items: Sequence[object],
-    field: str,
+    condition: dict[str, object], index: int, written: Sequence[_Written], field: str
 ) -> ShowIf | None:
     """The condition written: on an earlier plain question, its options or a range;
     None when the question it names has problems of its own (it cannot be judged).
@@ -423,7 +567,8 @@ def _show_if(
     answer it depends on, unrandomized. Only a plain answer, stored as given anyway, may
     decide what someone is shown.
     """
-    key = _string(written["question"], f"{field}.question")
+    key = _string(condition["question"], f"{field}.question")
+    keys = [entry.key for entry in written]
     if key not in keys:
         raise SurveyDefinitionError(
             f"names no question of this survey ({_shorten(key)}); a condition names an "
@@ -436,14 +581,14 @@ def _show_if(
             "a question cannot be shown on a condition on its own answer", f"{field}.question"
         )
     if named > index:
-        cycle = _condition_cycle(items, keys, named, index)
+        cycle = _condition_cycle(written, named, index)
         also = f"; the conditions form a cycle ({' → '.join(cycle)})" if cycle else ""
         raise SurveyDefinitionError(
-            f"names a later question (questions[{named}], {key!r}): a condition may only "
+            f"names a later question ({written[named].field}, {key!r}): a condition may only "
             f"depend on a question asked before it{also}",
             f"{field}.question",
         )
-    target = questions[named]
+    target = written[named].question
     if target is None:
         return None
     if target.sensitive:
@@ -454,20 +599,19 @@ def _show_if(
             f"{field}.question",
         )
     if target.type.has_options:
-        return _option_condition(written, key, len(target.options), field)
-    return _range_condition(written, key, target, field)
+        return _option_condition(condition, key, len(target.options), field)
+    return _range_condition(condition, key, target, field)
 
 
-def _condition_cycle(
-    items: Sequence[object], keys: Sequence[object], start: int, back_to: int
-) -> list[str]:
+def _condition_cycle(written: Sequence[_Written], start: int, back_to: int) -> list[str]:
     """The keys on the path of conditions from question ``start`` that comes back to
     question ``back_to``, or [] when it does not (a later question is refused either way;
     a cycle is named so its author sees why no order of the questions would do)."""
+    keys = [entry.key for entry in written]
     path, seen = [str(keys[back_to]), str(keys[start])], {start}
     current = start
     while True:
-        item = items[current]
+        item = written[current].item
         condition = item.get("show_if") if isinstance(item, dict) else None
         named = condition.get("question") if isinstance(condition, dict) else None
         if named not in keys:
@@ -545,16 +689,14 @@ def _range_condition(
     return ShowIf(key, min=low, max=high)
 
 
-def _question_list(value: object) -> list[object]:
+def _question_list(value: object, field: str) -> list[object]:
     if not isinstance(value, list):
-        raise SurveyDefinitionError(
-            f"must be a list of questions (got {_describe(value)})", "questions"
-        )
+        raise SurveyDefinitionError(f"must be a list of questions (got {_describe(value)})", field)
     if not value:
-        raise SurveyDefinitionError("must list at least one question", "questions")
+        raise SurveyDefinitionError("must list at least one question", field)
     if len(value) > MAX_QUESTIONS:
         raise SurveyDefinitionError(
-            f"must list at most {MAX_QUESTIONS} questions (got {len(value)})", "questions"
+            f"must list at most {MAX_QUESTIONS} questions (got {len(value)})", field
         )
     return value
 
@@ -606,6 +748,8 @@ def _question(
         )
     options = _question_options(question, kind, field, languages, problems)
     scores = _question_scores(question, kind, options, field, languages, problems)
+    count = len(options[languages[0]]) if options else None
+    option_order, fixed_options = _option_order(question, kind, count, field, problems)
     low, high = _bounds(question, kind, field, problems)
     if key is None or text is None or len(problems) > before:
         return None  # (a missing key or text is the mapping's problem)
@@ -631,6 +775,8 @@ def _question(
         max=high,
         sensitive=sensitive,
         required=required,
+        option_order=option_order,
+        fixed_options=fixed_options,
         translations={
             language: QuestionTexts(text[language], options[language]) for language in languages[1:]
         },
@@ -757,6 +903,76 @@ def _score(value: object, field: str) -> int:
             field,
         )
     return number
+
+
+def _option_order(
+    question: dict[str, object],
+    kind: QuestionType,
+    count: int | None,
+    field: str,
+    problems: _Problems,
+) -> tuple[str, tuple[int, ...]]:
+    """How the options are shown, and which keep their place (from 0; the file counts
+    from 1). Only questions with options have an order; ``reverse`` only suits a scale,
+    whose options run from one end to the other."""
+    order_field, fixed_field = f"{field}.option_order", f"{field}.fixed_options"
+    if not kind.has_options:
+        for name in ("option_order", "fixed_options"):
+            if name in question:
+                problems.add(
+                    f"only choice, rating scale and tick-all questions have options to "
+                    f"order (this one is {kind})",
+                    f"{field}.{name}",
+                )
+        return AS_WRITTEN, ()
+    allowed = OPTION_ORDERS if kind.has_scores else tuple(o for o in OPTION_ORDERS if o != REVERSE)
+    order = problems.check(_choice, question.get("option_order", AS_WRITTEN), order_field, allowed)
+    if "fixed_options" not in question:
+        return order or AS_WRITTEN, ()
+    fixed = problems.check(_fixed_options, question["fixed_options"], count, fixed_field)
+    if fixed and order == AS_WRITTEN:
+        problems.add(
+            "options keep their place anyway unless option_order is random or reverse",
+            fixed_field,
+        )
+    return order or AS_WRITTEN, fixed or ()
+
+
+def _fixed_options(value: object, count: int | None, field: str) -> tuple[int, ...]:
+    """Positions (1-based, as a reader counts the options) of options that stay put, each
+    once; given back from 0."""
+    if not isinstance(value, list):
+        raise SurveyDefinitionError(
+            f"must be a list of option positions, 1 for the first (got {_describe(value)})",
+            field,
+        )
+    positions: list[int] = []
+    for index, item in enumerate(value):
+        item_field = f"{field}[{index}]"
+        position = _position(item, count, item_field)
+        if position in positions:
+            first = f"{field}[{positions.index(position)}]"
+            raise SurveyDefinitionError(
+                f"position {position} is listed twice (already {first})", item_field
+            )
+        positions.append(position)
+    return tuple(sorted(position - 1 for position in positions))
+
+
+def _position(value: object, count: int | None, field: str) -> int:
+    """An option's position: a whole number from 1 to the number of options (any from 1
+    when the options themselves are wrong and cannot be counted)."""
+    try:
+        position: int | None = _whole_number(value, field)
+    except SurveyDefinitionError:
+        position = None
+    if position is None or position < 1 or (count is not None and position > count):
+        span = f"from 1 to {count}" if count is not None else "from 1"
+        raise SurveyDefinitionError(
+            f"must be an option's position, a whole number {span} (got {_number_got(value)})",
+            field,
+        )
+    return position
 
 
 def _bounds(

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import yaml
 
+from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import DEFAULT_LANGUAGES, DEFAULT_MECHANISM
 from survey_app.domain.survey_model import QuestionDefinition, SurveyDefinition
 
@@ -38,8 +39,38 @@ def definition_yaml(definition: SurveyDefinition) -> str:
         survey["contact"] = _per_language({c: t.contact for c, t in texts.items()}, languages)
     if definition.max_epsilon is not None:
         survey["max_epsilon"] = _decimal(definition.max_epsilon)
-    survey["questions"] = [_question(question, languages) for question in definition.questions]
+    if definition.thank_you:
+        survey["thank_you"] = _per_language({c: t.thank_you for c, t in texts.items()}, languages)
+    if definition.completion is not None:
+        survey["completion"] = {definition.completion.kind: definition.completion.value}
+    if definition.question_order != AS_WRITTEN:
+        survey["question_order"] = definition.question_order
+    if definition.sections:
+        survey["sections"] = _sections(definition)
+    else:
+        survey["questions"] = [_question(question, languages) for question in definition.questions]
     return yaml.safe_dump(survey, allow_unicode=True, sort_keys=False, width=88)
+
+
+def _sections(definition: SurveyDefinition) -> list[dict[str, object]]:
+    """Each section with its words and its questions, as the file lists them."""
+    languages = definition.languages
+    ends = [section.start for section in definition.sections[1:]] + [len(definition.questions)]
+    sections: list[dict[str, object]] = []
+    for section, end in zip(definition.sections, ends, strict=True):
+        texts = {code: section.texts(code) for code in languages}
+        item: dict[str, object] = {
+            "title": _per_language({c: t.title for c, t in texts.items()}, languages)
+        }
+        if section.description:
+            item["description"] = _per_language(
+                {c: t.description for c, t in texts.items()}, languages
+            )
+        item["questions"] = [
+            _question(question, languages) for question in definition.questions[section.start : end]
+        ]
+        sections.append(item)
+    return sections
 
 
 def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[str, object]:
@@ -66,6 +97,10 @@ def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[
         ]
     if question.type.has_scores and question.scores != tuple(range(len(question.scores))):
         item["scores"] = list(question.scores)
+    if question.option_order != AS_WRITTEN:
+        item["option_order"] = question.option_order
+    if question.fixed_options:
+        item["fixed_options"] = [index + 1 for index in question.fixed_options]
     if question.type.has_range:
         item["min"] = question.min
         item["max"] = question.max

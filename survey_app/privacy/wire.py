@@ -93,6 +93,21 @@ class ReportFormat(enum.Enum):
             return bool(stored)
         return int(stored)
 
+    def counts_for(self, stored: int | str, option: int | None) -> bool:
+        """Whether a stored report counts for a category: "yes" (``option`` None), or
+        option ``option`` (that option chosen, its bit set, in the set, or reported
+        ticked)."""
+        report = self.load(stored)
+        if self is ReportFormat.YES_NO:
+            return bool(report)
+        if self is ReportFormat.OPTION_BIT:
+            return report == (option, 1)
+        if self is ReportFormat.BITS:
+            return bool(report[option or 0])  # type: ignore[index]
+        if self is ReportFormat.SUBSET:
+            return option in report  # type: ignore[operator]
+        return report == option
+
     def audit_key(self, report: object) -> str:
         """A report as the browser's sampler writes it for the audit: "yes"/"no", a bit
         string, a set "0,3,5", an option and its bit "3:1", or an integer in decimal (a

@@ -2,10 +2,9 @@
  * The survey form (DESIGN.md, "The mechanisms"): a new form posts the reports, the plain
  * answers and randomized=client, each value at one length; the one filled in is reset.
  * Without crypto or a module for each mechanism, it posts as it is: the server randomizes.
- * Display logic (DESIGN.md, "Display logic"): a question with data-show-if is shown while
- * the plain answer it depends on meets its condition; hidden, its inputs are disabled
- * (never posted) and not required, and its data-na input (disabled without JavaScript)
- * posts instead, as long as any report of it: the request is the same size either way.
+ * A form it takes over gets a "randomizing" event first: sections.js and show_if.js act on
+ * a page only then (otherwise it works as without scripts). A question's enabled hidden
+ * input (show_if.js's not-applicable value) is posted as it is, in its place.
  */
 (function () {
   "use strict";
@@ -28,42 +27,32 @@
       hidden.add(input.name);
       add(input.name, input.value);
     });
-    const seen = new Set(), own = (key) => Object.prototype.hasOwnProperty.call(design, key);
-    const ticks = {}; // tick all that apply: "<key>.<j>" y/n, in order, sent as the report
+    const has = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
+    const answers = {}, ticks = {}; // ticks: "<key>.<j>" y/n, bit j of the report's answer
     for (const [name, value] of new FormData(form)) {
       if (hidden.has(name) || typeof value !== "string" || value === "") continue;
       const [key, j] = name.split(".");
-      if (j && own(key)) {
-        ticks[key] = (ticks[key] || "") + { y: 1, n: 0 }[value];
-      } else if (own(name)) {
-        if (seen.has(name)) throw new Error("two answers for " + name);
-        seen.add(name);
-        add(name, R.wire(design[name], value));
+      if (j && has(design, key)) {
+        (ticks[key] = ticks[key] || [])[Number(j)] = { y: 1, n: 0 }[value];
       } else {
-        const input = form.querySelector(`[name="${name}"]:enabled`);
-        add(name, input && input.type === "number" ? R.pad(value) : value); // plain
+        if (has(answers, name)) throw new Error("two answers for " + name);
+        answers[name] = value;
       }
     }
-    for (const key in ticks) add(key, R.wire(design[key], ticks[key])); // throws unless k bits
+    // In the order the questions are written, whatever order the page showed them in:
+    // the request says nothing about that order (domain/display_order.py).
+    for (const key of JSON.parse(form.dataset.questions)) {
+      if (has(design, key) && ticks[key]) {
+        add(key, R.wire(design[key], Array.from(ticks[key]).join(""))); // throws unless k bits
+      } else if (has(design, key) && has(answers, key)) {
+        add(key, R.wire(design[key], answers[key]));
+      } else if (has(answers, key)) {
+        const input = form.querySelector(`[name="${key}"]:enabled`);
+        add(key, input && input.type === "number" ? R.pad(answers[key]) : answers[key]); // plain
+      }
+    }
     add("randomized", "client");
     return out;
-  }
-
-  function show(form) { // a hidden question's inputs are off: a condition on it fails
-    form.querySelectorAll("[data-show-if]").forEach((field) => {
-      const c = JSON.parse(field.dataset.showIf);
-      let v = NaN; // its data-na value is last and no number
-      form.querySelectorAll(`[name="${c.q}"]:enabled`).forEach((i) => {
-        if (i.type !== "radio" || i.checked) v = i.value ? +i.value : NaN;
-      });
-      const on = c.is ? c.is.includes(v) : v >= c.min && v <= c.max;
-      field.hidden = !on;
-      field.querySelectorAll("input,select").forEach((i) => {
-        if (i.closest(".js-swap[hidden]")) return; // swapped out: stays off
-        i.disabled = on === "na" in i.dataset;
-        i.required = on && "req" in i.dataset;
-      });
-    });
   }
 
   function onSubmit(event, design) {
@@ -105,9 +94,8 @@
     all('form[data-randomize="survey"]', (form) => {
       const design = designOf(form);
       if (!design) return;
+      form.dispatchEvent(new Event("randomizing", { bubbles: true })); // before our submit
       form.addEventListener("submit", (event) => onSubmit(event, design));
-      show(form); // only when it randomizes: otherwise the page works as without scripts
-      form.addEventListener("input", () => show(form));
       all(".js-only", (e) => { e.hidden = false; });
     });
   }

@@ -449,6 +449,42 @@ def _survey_ids_never_reused(db: sqlite_utils.Database) -> None:
     )
 
 
+def _survey_endings(db: sqlite_utils.Database) -> None:
+    """The end of a survey: the researcher's thank-you text (main language; the others in
+    ``translations``) and a panel's completion, ``{"code": ...}`` or ``{"redirect": ...}``
+    as JSON, NULL for none. Both are the study's, the same for every respondent."""
+    db.executescript(
+        """
+        ALTER TABLE surveys ADD COLUMN thank_you TEXT NOT NULL DEFAULT '';
+        ALTER TABLE surveys ADD COLUMN completion TEXT;
+        """
+    )
+
+
+def _display_orders(db: sqlite_utils.Database) -> None:
+    """The order a survey shows its questions in, and a question its options in.
+
+    Display only: each page draws the order afresh and nothing stores which one it drew.
+    ``fixed_options`` is a JSON list of option indexes (from 0) that keep their place.
+    Words, not design: the trigger that fixes a question's mechanism leaves them out.
+    """
+    db.executescript(
+        """
+        ALTER TABLE surveys ADD COLUMN question_order TEXT NOT NULL DEFAULT 'as_written';
+        ALTER TABLE questions ADD COLUMN option_order TEXT NOT NULL DEFAULT 'as_written';
+        ALTER TABLE questions ADD COLUMN fixed_options TEXT NOT NULL DEFAULT '[]';
+        """
+    )
+
+
+def _survey_sections(db: sqlite_utils.Database) -> None:
+    """Surveys shown a section per page: where each section starts among the survey's
+    questions (which stay one ordered list) and its title and description per language,
+    as JSON ``[{"start": 0, "title": ..., "description": ..., "translations": {"ko":
+    {"title": ..., "description": ...}}}, ...]``; ``[]``, as before, for one page."""
+    db.execute("ALTER TABLE surveys ADD COLUMN sections TEXT NOT NULL DEFAULT '[]'")
+
+
 def _question_conditions(db: sqlite_utils.Database) -> None:
     """Display logic: a question's ``show_if`` condition on an earlier plain question, as
     JSON written as the survey file writes it (``{"question": "year", "is": [3, 4]}``);
@@ -470,6 +506,9 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _budget_changes_and_exact_estimates,
     _people_listing_retention,
     _survey_ids_never_reused,
+    _survey_endings,
+    _display_orders,
+    _survey_sections,
     _question_conditions,
 )
 

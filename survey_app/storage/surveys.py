@@ -15,10 +15,14 @@ import sqlite_utils
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
 from survey_app.domain.display_logic import ShowIf
+from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import DEFAULT_LANGUAGES
 from survey_app.domain.survey_model import (
+    Completion,
     QuestionDefinition,
     QuestionTexts,
+    SectionDefinition,
+    SectionTexts,
     SurveyDefinition,
     SurveyDefinitionError,
     SurveyTexts,
@@ -45,7 +49,7 @@ class SurveyDestroyedError(ValueError):
     and its retention settings stay as they were when it happened."""
 
 
-Texts = TypeVar("Texts", QuestionTexts, SurveyTexts)
+Texts = TypeVar("Texts", QuestionTexts, SurveyTexts, SectionTexts)
 
 
 def _swapped(
@@ -80,6 +84,9 @@ class Question:
     requested_epsilon: str | None = None
     #: Shown only when an earlier plain question's answer meets this (``display_logic``).
     show_if: ShowIf | None = None
+    #: How its options are shown, and which keep their place (``display_order``).
+    option_order: str = AS_WRITTEN
+    fixed_options: tuple[int, ...] = ()
     #: Text and options in the survey's languages other than the one ``text`` is in.
     translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
 
@@ -115,6 +122,9 @@ class Survey:
     owner_id: int | None = None
     consent: str = ""
     contact: str = ""
+    #: The researcher's words on the thank-you page, and a panel's code or address.
+    thank_you: str = ""
+    completion: Completion | None = None
     max_epsilon: str | None = None
     design: str = ""
     #: The languages its texts are given in; the first is the main one (exports, CSV).
@@ -130,6 +140,10 @@ class Survey:
     keep_public_figures: bool = False
     #: The day its answers were destroyed, once they were.
     destroyed_on: datetime.date | None = None
+    #: How its questions are shown (``display_order``): drawn per page, never stored.
+    question_order: str = AS_WRITTEN
+    #: Its pages, each starting at one of ``questions``; empty: the survey is one page.
+    sections: tuple[SectionDefinition, ...] = ()
 
     def localized(self, language: str) -> Survey:
         """This survey with its texts in ``language``, or in its main language if
@@ -150,14 +164,30 @@ class Survey:
             description=texts.description,
             consent=texts.consent,
             contact=texts.contact,
+            thank_you=texts.thank_you,
             questions=tuple(question.shown_in(wanted, current) for question in self.questions),
+            sections=tuple(_section_in(section, wanted, current) for section in self.sections),
             translations=_swapped(
                 self.translations,
                 wanted,
                 current,
-                SurveyTexts(self.title, self.description, self.consent, self.contact),
+                SurveyTexts(
+                    self.title, self.description, self.consent, self.contact, self.thank_you
+                ),
             ),
         )
+
+    def section_questions(self, index: int) -> tuple[Question, ...]:
+        """The questions of section ``index``: from its start to the next section's."""
+        starts = [section.start for section in self.sections] + [len(self.questions)]
+        return self.questions[starts[index] : starts[index + 1]]
+
+    @property
+    def parts(self) -> tuple[tuple[Question, ...], ...]:
+        """The questions of each page part: each section's, or all of them as one."""
+        if not self.sections:
+            return (self.questions,)
+        return tuple(self.section_questions(index) for index in range(len(self.sections)))
 
     @property
     def accepts_responses(self) -> bool:
@@ -179,6 +209,56 @@ class Survey:
     def parameters_by_key(self) -> dict[str, dict[str, Any]]:
         """Every sensitive question's mechanism parameters, as the browser receives them."""
         return {q.key: q.mechanism.parameters() for q in self.sensitive_questions}
+
+
+def _section_in(section: SectionDefinition, language: str, current: str) -> SectionDefinition:
+    """A section's words in ``language``, given that its fields are in ``current``."""
+    if language not in section.translations:
+        return section
+    wanted = section.translations[language]
+    return dataclasses.replace(
+        section,
+        title=wanted.title,
+        description=wanted.description,
+        translations=_swapped(
+            section.translations,
+            language,
+            current,
+            SectionTexts(section.title, section.description),
+        ),
+    )
+
+
+def _sections_json(sections: tuple[SectionDefinition, ...]) -> str:
+    """The ``sections`` column: each section's start and words, by language."""
+    return json.dumps(
+        [
+            {
+                "start": section.start,
+                "title": section.title,
+                "description": section.description,
+                "translations": {
+                    code: dataclasses.asdict(texts) for code, texts in section.translations.items()
+                },
+            }
+            for section in sections
+        ],
+        ensure_ascii=False,
+    )
+
+
+def _sections_from_json(stored: str) -> tuple[SectionDefinition, ...]:
+    return tuple(
+        SectionDefinition(
+            start=section["start"],
+            title=section["title"],
+            description=section["description"],
+            translations={
+                code: SectionTexts(**texts) for code, texts in section["translations"].items()
+            },
+        )
+        for section in json.loads(stored)
+    )
 
 
 def store_survey(
@@ -303,6 +383,8 @@ def _survey_row(
         "access": definition.access,
         "consent": definition.consent,
         "contact": definition.contact,
+        "thank_you": definition.thank_you,
+        "completion": _completion_json(definition.completion),
         "max_epsilon": written_decimal(definition.max_epsilon),
         "design": survey_fingerprint(parameters),
         "languages": json.dumps(definition.languages),
@@ -311,6 +393,8 @@ def _survey_row(
             ensure_ascii=False,
         ),
         "source": definition.source or None,
+        "question_order": definition.question_order,
+        "sections": _sections_json(definition.sections),
     }
 
 
@@ -342,6 +426,8 @@ def _insert_design_and_questions(
             "max": question.max,
             "requested_epsilon": written_decimal(question.epsilon),
             "show_if": None if question.show_if is None else json.dumps(question.show_if.written()),
+            "option_order": question.option_order,
+            "fixed_options": json.dumps(question.fixed_options),
             "parameters": json.dumps(parameters[question.key], sort_keys=True),
             "translations": json.dumps(
                 {
@@ -424,6 +510,8 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
                 sensitive=q.sensitive,
                 required=q.required,
                 show_if=q.show_if,
+                option_order=q.option_order,
+                fixed_options=q.fixed_options,
                 translations=q.translations,
             )
             for q in survey.questions
@@ -432,18 +520,23 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
         max_epsilon=Fraction(survey.max_epsilon) if survey.max_epsilon else None,
         consent=survey.consent,
         contact=survey.contact,
+        thank_you=survey.thank_you,
+        completion=survey.completion,
         languages=survey.languages,
         translations=survey.translations,
+        question_order=survey.question_order,
+        sections=survey.sections,
     )
 
 
 _SURVEY_COLUMNS = (
     "id, slug, title, description, status, access, owner_id, consent, contact, max_epsilon, "
-    "design, languages, translations, listed, retain_until, keep_public_figures, destroyed_on"
+    "design, languages, translations, listed, retain_until, keep_public_figures, destroyed_on, "
+    "thank_you, completion, question_order, sections"
 )
 _QUESTION_COLUMNS = (
     "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
-    "translations, show_if"
+    "translations, option_order, fixed_options, show_if"
 )
 
 
@@ -468,6 +561,8 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
             max=q["max"],
             requested_epsilon=q["requested_epsilon"],
             show_if=ShowIf.from_written(json.loads(q["show_if"])) if q["show_if"] else None,
+            option_order=q["option_order"],
+            fixed_options=tuple(json.loads(q["fixed_options"])),
             translations={
                 code: QuestionTexts(texts["text"], tuple(texts["options"]))
                 for code, texts in json.loads(q["translations"]).items()
@@ -498,7 +593,23 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
         retain_until=_date_or_none(row[14]),
         keep_public_figures=bool(row[15]),
         destroyed_on=_date_or_none(row[16]),
+        thank_you=row[17],
+        completion=_completion_or_none(row[18]),
+        question_order=row[19],
+        sections=_sections_from_json(row[20]),
     )
+
+
+def _completion_json(completion: Completion | None) -> str | None:
+    """``{"code": ...}`` or ``{"redirect": ...}``, as the survey file writes it."""
+    return None if completion is None else json.dumps({completion.kind: completion.value})
+
+
+def _completion_or_none(stored: str | None) -> Completion | None:
+    if stored is None:
+        return None
+    ((kind, value),) = json.loads(stored).items()
+    return Completion(kind, value)
 
 
 def _date_or_none(text: str | None) -> datetime.date | None:

@@ -19,6 +19,7 @@ from survey_app.storage.database import connect, migrate
 from survey_app.storage.destruction import destroy_expired
 from survey_app.web import database_session as db
 from survey_app.web import i18n, limits
+from survey_app.web.respondent_query import RespondentQuery
 
 csrf = CSRFProtect()
 
@@ -54,12 +55,19 @@ def create_app(config: Mapping[str, Any] | None = None, *, retention_check: bool
             seconds=max(csrf_time_limit, int(app.config["SESSION_MAX_HOURS"]) * 3600)
         ),
         WTF_CSRF_TIME_LIMIT=csrf_time_limit,
+        # Over HTTPS Flask-WTF would also demand a same-origin Referer, which no browser
+        # sends here: every page asks for none (security_headers; a survey's address may
+        # carry a panel's participant id), and a POST's Origin is then "null" too. The
+        # token, bound to the Lax session cookie, is the check.
+        WTF_CSRF_SSL_STRICT=False,
     )
 
     db.init_app(app)
     i18n.init_app(app, str(PACKAGE_DIR / "translations"))
     csrf.init_app(app)
     limits.init_app(app)
+    # Outermost, so a panel's participant id is gone before anything else sees the request.
+    app.wsgi_app = RespondentQuery(app.wsgi_app)  # type: ignore[method-assign]
 
     from survey_app.cli.commands import register_commands
     from survey_app.web import templates

@@ -19,6 +19,7 @@ from flask import Flask, g, has_request_context, request
 from flask_babel import Babel, get_locale
 
 from survey_app.domain.languages import LANGUAGES
+from survey_app.web.respondent_query import RESPONDENT_ARGUMENTS, is_respondent_path
 
 DEFAULT_LANGUAGE = "en"
 # Each language named in itself, as a reader of that language looks for it in a switcher.
@@ -79,10 +80,13 @@ def language_links(offered: Sequence[str] = LANGUAGES) -> list[tuple[str, str]]:
     """(language, address) for a switcher: this page in each offered language.
 
     The address is this page's path and query with ``lang`` set, so the choice lives in
-    the URL only. After a POST the page's own address is a GET of the same path (the
+    the URL only; on a respondent's page only the query's own arguments, never an id a
+    panel appended. After a POST the page's own address is a GET of the same path (the
     survey form again), without the POST's data.
     """
     query = request.args.to_dict(flat=False) if request.method == "GET" else {}
+    if is_respondent_path(request.path):  # never a panel's participant id
+        query = {name: given for name, given in query.items() if name in RESPONDENT_ARGUMENTS}
     query.pop("lang", None)
     links = []
     for language in offered:

@@ -36,6 +36,7 @@ from survey_app.web.i18n import (
 )
 from survey_app.web.research.publishing import epsilon_shown
 from survey_app.web.research.routes import MECHANISM_NAMES, METHOD_NAMES, STATUS_NAMES
+from survey_app.web.respond.scripts import stylesheet_address
 from survey_app.web.respond.tick_fields import option_name
 from survey_app.web.respond.wording import error_wording, stored_day, typing_examples
 from survey_app.web.survey_address import address_qr, differing_base, survey_address
@@ -62,9 +63,10 @@ HELPERS: tuple[Callable[..., Any], ...] = (
     field_id,
     format_decimal,
     format_percent,
-    # The language switcher, on every page.
+    # The language switcher and the stylesheet, on every page.
     current_language,
     language_links,
+    stylesheet_address,
     # A survey's address, its QR code and the base-address warning (survey_address.py).
     survey_address,
     address_qr,

@@ -43,6 +43,7 @@ BILINGUAL = SurveyFields(
         "description": {"en": "A short survey.", "ko": "짧은 설문입니다."},
         "consent": {"en": "I agree to take part.", "ko": "참여에 동의합니다."},
         "contact": {"en": "study@example.edu", "ko": "study@example.edu"},
+        "thank_you": {"en": "Thank you for taking part.", "ko": "참여해 주셔서 감사합니다."},
     },
     access="invitation",
     max_epsilon="6",

@@ -262,8 +262,8 @@ BAD_YAML = [
         yaml_with("    type: yes_no\n", "    type: yes_no\n    colour: red\n"),
         "questions[0].colour",
         8,
-        "unknown key 'colour' (allowed: key, text, type, sensitive, required, epsilon, "
-        "mechanism, options, scores, min, max)",
+        "unknown key 'colour' (allowed: key, text, type, sensitive, required, show_if, epsilon, "
+        "mechanism, options, scores, option_order, fixed_options, min, max)",
     ),
     (
         "top-unknown-key",
@@ -271,7 +271,7 @@ BAD_YAML = [
         "tittle",
         10,
         "unknown key 'tittle' (allowed: slug, languages, title, description, access, consent, "
-        "contact, max_epsilon, questions)",
+        "contact, max_epsilon, thank_you, completion, question_order, questions, sections)",
     ),
     ("top-duplicate-key", yaml_with("title:", "slug: other\ntitle:"), "slug", 2, "duplicate key"),
     (

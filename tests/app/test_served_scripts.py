@@ -13,6 +13,7 @@ from flask.testing import FlaskClient
 
 from survey_app.cli.audit import browser_source
 from survey_app.served_scripts import STATIC, script_names, script_version, served_script
+from survey_app.served_stylesheet import served_stylesheet, stylesheet_version
 
 
 def test_every_script_a_page_may_load_is_served_minified(client: FlaskClient) -> None:
@@ -56,3 +57,15 @@ def test_the_page_names_each_script_by_its_version(client: FlaskClient) -> None:
         parts = urlsplit(address)
         name = parts.path.removeprefix("/js/")
         assert parse_qs(parts.query) == {"v": [script_version(name)]}  # no lang: one per file
+
+
+def test_the_stylesheet_is_served_minified_under_its_version(client: FlaskClient) -> None:
+    page = client.get("/s/campus-health").get_data(as_text=True)
+    [address] = [part.split('"')[0] for part in page.split('<link rel="stylesheet" href="')[1:]]
+    assert address == f"/css/style.css?v={stylesheet_version()}"
+    response = client.get(address)
+    assert response.mimetype == "text/css" and response.cache_control.immutable
+    assert response.get_data(as_text=True) == served_stylesheet()
+    source = (STATIC / "style.css").read_text(encoding="utf-8")
+    assert len(served_stylesheet()) < 0.85 * len(source) and "/*" not in served_stylesheet()
+    assert served_stylesheet().count("{") == source.count("{")  # every rule kept

@@ -157,6 +157,10 @@ def _served(workdir: Path, env: dict[str, str]) -> Iterator[LiveServer]:
                 "4",
                 "--graceful-timeout",
                 "3",
+                # As an operator who turns the access log on: what it keeps is checked
+                # (tests/browser/test_panels.py reads it).
+                "--access-logfile",
+                str(workdir / "access.log"),
                 "survey_app:create_app()",
             ],
             cwd=workdir,

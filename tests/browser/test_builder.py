@@ -319,8 +319,6 @@ questions:
     text: Have you felt overwhelmed by stress in the past two weeks?
     required: false
 """
-#: The builder's height for FIVE at 1280 px before its questions folded.
-UNFOLDED_HEIGHT = 5727
 WIDE = {"width": 1280, "height": 900}
 
 
@@ -349,10 +347,13 @@ def test_five_questions_fold_to_one_line_each_and_the_page_to_well_under_half(
     assert all(height < 2 * line for height in heights), (heights, line)
     expect(page.locator("#b-q0-key")).to_be_hidden()
     height = page.evaluate("document.documentElement.scrollHeight")
-    assert height < UNFOLDED_HEIGHT / 2, height
     unfold(page, 2)
     expect(page.locator("#b-q2-min")).to_be_visible()
     expect(page.locator("#b-q1-key")).to_be_hidden()
+    for index in (0, 1, 3, 4):
+        unfold(page, index)
+    unfolded = page.evaluate("document.documentElement.scrollHeight")
+    assert height < unfolded / 2, (height, unfolded)
 
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["javascript", "no-javascript"])

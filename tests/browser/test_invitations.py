@@ -51,9 +51,7 @@ CONTROL_FIELDS = {"csrf_token", "submission_id", "invitation", "design"}
 @pytest.fixture(scope="module")
 def links(live_server: LiveServer) -> list[str]:
     """The invitation survey, imported with the CLI, and its two links from ``invite``."""
-    definition = live_server.workdir / f"{SLUG}.yaml"
-    definition.write_text(DEFINITION, encoding="utf-8")
-    assert live_server.cli("import-survey", str(definition)).strip() == SLUG
+    assert live_server.import_survey(DEFINITION) == SLUG
     links_file = live_server.workdir / f"{SLUG}-links.txt"
     live_server.cli(
         "invite",

@@ -59,9 +59,7 @@ RESPONDENTS = [
 
 @pytest.fixture(scope="module")
 def survey(live_server: LiveServer) -> str:
-    definition = live_server.workdir / f"{SLUG}.yaml"
-    definition.write_text(DEFINITION, encoding="utf-8")
-    assert live_server.cli("import-survey", str(definition)).strip() == SLUG
+    assert live_server.import_survey(DEFINITION) == SLUG
     return SLUG
 
 
@@ -105,3 +103,70 @@ def test_without_javascript_request_and_page_sizes_do_not_depend_on_the_answers(
     new_context: Any, live_server: LiveServer, survey: str
 ) -> None:
     assert len(sizes(new_context, live_server, javascript=False)) == 1
+
+
+# The same questions in three sections: with JavaScript one POST at the end, without it a
+# POST per section, each carrying the reports so far; neither their sizes nor the pages'
+# depend on the answers.
+
+SECTIONED_SLUG = "every-type-in-sections"
+SECTIONS = [["yn", "many", "unary"], ["sets", "ticks"], ["laplace", "duchi", "plain"]]
+
+
+@pytest.fixture(scope="module")
+def sectioned(live_server: LiveServer) -> str:
+    items = DEFINITION.split("questions:\n", 1)[1].rstrip("\n").split("\n  - ")
+    items = [item.removeprefix("  - ") for item in items]
+    by_key = {item.split(",")[0].removeprefix("{key: "): item for item in items}
+    text = f"slug: {SECTIONED_SLUG}\ntitle: Every question type, in sections\nsections:\n"
+    for number, keys in enumerate(SECTIONS, start=1):
+        text += f"  - title: Part {number}\n    questions:\n"
+        text += "".join("      - " + by_key[key].replace("\n", "\n    ") + "\n" for key in keys)
+    definition = live_server.workdir / f"{SECTIONED_SLUG}.yaml"
+    definition.write_text(text, encoding="utf-8")
+    assert live_server.cli("import-survey", str(definition)).strip() == SECTIONED_SLUG
+    return SECTIONED_SLUG
+
+
+def section_sizes(new_context: Any, server: LiveServer, javascript: bool) -> set[Any]:
+    seen = set()
+    for choices, typed in RESPONDENTS:
+        page = new_context(java_script_enabled=javascript).new_page()
+        log = watch(page)
+        assert page.goto(server.url(f"/s/{SECTIONED_SLUG}")).status == 200
+        pages = []
+        for index, keys in enumerate(SECTIONS):
+            answer(page, {k: v for k, v in choices.items() if k.split(".")[0] in keys})
+            for key, value in typed.items():
+                if key not in keys:
+                    continue
+                if javascript:
+                    page.fill(f'input[type="number"][name="{key}"]', value)
+                elif key == "duchi":
+                    page.select_option(f'select[name="{key}"]', label=value)
+                else:
+                    page.locator(f'input[type="text"][name="{key}"]').fill(FIXED_WIDTH[key][value])
+            button = page.locator(f'#section-{index} button[value="next"]')
+            if javascript and index < len(SECTIONS) - 1:
+                button.click()  # the page walks on; nothing is sent
+                continue
+            with page.expect_navigation() as navigation:
+                button.click()
+            assert navigation.value.status == 200
+            pages.append(len(navigation.value.body()))
+        posts = tuple(len(body) for _url, body in log.posts())
+        assert len(posts) == (1 if javascript else len(SECTIONS))
+        seen.add((posts, tuple(pages)))
+    return seen
+
+
+def test_in_sections_with_javascript_sizes_do_not_depend_on_the_answers(
+    new_context: Any, live_server: LiveServer, sectioned: str
+) -> None:
+    assert len(section_sizes(new_context, live_server, javascript=True)) == 1
+
+
+def test_in_sections_without_javascript_sizes_do_not_depend_on_the_answers(
+    new_context: Any, live_server: LiveServer, sectioned: str
+) -> None:
+    assert len(section_sizes(new_context, live_server, javascript=False)) == 1

@@ -33,9 +33,9 @@ def survey(live_server: LiveServer) -> str:
     """The mixed example survey, owned by OWNER, with PER_YEAR responses in each year."""
     live_server.cli("create-researcher", OWNER, "--password-stdin", stdin=PASSWORD + "\n")
     text = (ROOT / "examples" / "mixed-survey.yaml").read_text(encoding="utf-8")
-    path = live_server.workdir / f"{SLUG}.yaml"
-    path.write_text(text.replace("slug: student-life\n", f"slug: {SLUG}\n"), encoding="utf-8")
-    live_server.cli("import-survey", "--owner", OWNER, str(path))
+    live_server.import_survey(
+        text.replace("slug: student-life\n", f"slug: {SLUG}\n"), "--owner", OWNER
+    )
     db = connect(live_server.db_path)
     stored = get_survey(db, SLUG)
     assert stored is not None

@@ -479,6 +479,13 @@ DESIGN = {
 }
 
 
+#: The page's questions in the order written, as survey.html lists them for randomize.js.
+QUESTION_KEYS = [
+    "cheated", "drug", "colour", "tool", "drinks", "income", "score",
+    "year", "age", "skipped", "used", "height",
+]  # fmt: skip
+
+
 def survey_html(design: Mapping[str, Any] | None, scripts: list[str]) -> str:
     tags = "".join(f'<script src="/{script}" defer></script>' for script in scripts)
     hidden = "".join(
@@ -498,7 +505,8 @@ def survey_html(design: Mapping[str, Any] | None, scripts: list[str]) -> str:
     return f"""<!doctype html>
 <html><head><meta charset="utf-8">{tags}</head>
 <body><p class="js-only" hidden>Your browser flips the coins.</p>
-<form method="post" action="/s/test" data-randomize="survey"{design_attribute}>{hidden}
+<form method="post" action="/s/test" data-randomize="survey"{design_attribute}
+ data-questions='{json.dumps(QUESTION_KEYS)}'>{hidden}
 {radios("cheated", ["y", "n"])}
 {radios("drug", ["0", "1"])}
 {radios("colour", ["0", "1", "2", "3"])}

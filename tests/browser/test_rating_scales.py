@@ -14,9 +14,8 @@ from playwright.sync_api import expect
 
 from tests.support.browser import (
     LiveServer,
-    axe_violations,
+    layout_problems,
     one_post,
-    sideways_overflow,
     submit,
     watch,
 )
@@ -27,7 +26,6 @@ USERNAME = "likert"
 PASSWORD = "a fifth horse battery"
 LANGUAGES = ("en", "ko", "zh")
 PHONE = {"width": 320, "height": 640}
-DESKTOP = {"width": 1280, "height": 900}
 LABELS = ("Never", "Once or twice", "Monthly", "Weekly")
 
 
@@ -84,17 +82,6 @@ def test_without_javascript_the_server_randomizes(
     assert len(set(body_sizes)) == 1, body_sizes
 
 
-def _problems(page: Any) -> list[object]:
-    found: list[object] = []
-    for viewport in (DESKTOP, PHONE):
-        page.set_viewport_size(viewport)
-        found += axe_violations(page)
-        if sideways_overflow(page):
-            found.append(("sideways", viewport["width"]))
-    page.set_viewport_size(DESKTOP)
-    return found
-
-
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_the_pages_a_scale_changes_pass_axe_and_fit_a_phone(
     new_context: Callable[..., Any], live_server: LiveServer, survey: str, language: str
@@ -103,7 +90,7 @@ def test_the_pages_a_scale_changes_pass_axe_and_fit_a_phone(
     lang = f"?lang={language}"
     page = new_context().new_page()
     page.goto(live_server.url(f"/s/{SLUG}{lang}"))
-    problems["respondent page"] = _problems(page)
+    problems["respondent page"] = layout_problems(page, PHONE)
     page.goto(live_server.url("/login"))
     page.fill("#username", USERNAME)
     page.fill("#password", PASSWORD)
@@ -115,10 +102,10 @@ def test_the_pages_a_scale_changes_pass_axe_and_fit_a_phone(
     }.items():
         response = page.goto(live_server.url(path))
         assert response is not None and response.status == 200, name
-        problems[name] = _problems(page)
+        problems[name] = layout_problems(page, PHONE)
     page.goto(live_server.url(f"/research/builder/{lang}"))
     with page.expect_navigation():
         page.locator('button[name="add"][value="scale"]').click()
     page.locator("details.question-fold").last.evaluate("d => d.open = true")
-    problems["builder"] = _problems(page)
+    problems["builder"] = layout_problems(page, PHONE)
     assert not any(problems.values()), problems

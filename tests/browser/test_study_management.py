@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.browser import LiveServer, axe_violations, sideways_overflow
+from tests.support.browser import LiveServer, layout_problems
 
 OWNER = "rosalind"
 VIEWER = "maurice"
@@ -31,7 +31,6 @@ questions:
 """
 LANGUAGES = ("en", "ko", "zh")
 PHONE = {"width": 375, "height": 740}
-DESKTOP = {"width": 1280, "height": 900}
 
 
 @pytest.fixture(scope="module")
@@ -73,18 +72,6 @@ def stored_bytes(server: LiveServer) -> bytes:
     return server.db_path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
 
 
-def problems(page: Any) -> list[object]:
-    """axe's violations at a desktop's width and a phone's, and sideways scrolling."""
-    found: list[object] = []
-    for viewport in (DESKTOP, PHONE):
-        page.set_viewport_size(viewport)
-        found += axe_violations(page)
-        if sideways_overflow(page):
-            found.append(("scrolls sideways", viewport["width"]))
-    page.set_viewport_size(DESKTOP)
-    return found
-
-
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_the_study_page_and_the_deletion_pages_pass_axe(
     study: LiveServer, new_context: Callable[..., Any], language: str
@@ -99,14 +86,14 @@ def test_the_study_page_and_the_deletion_pages_pass_axe(
     }.items():
         response = page.goto(study.url(f"{path}?lang={language}"))
         assert response is not None and response.status == 200, name
-        found[name] = problems(page)
+        found[name] = layout_problems(page, PHONE)
     page.goto(study.url(f"/research/surveys/{SURVEY}/delete?lang={language}"))
     page.fill("#slug", "not-this-one")
     with page.expect_navigation() as refused:
         page.locator("form.study-form button[type=submit]").click()
     assert refused.value.status == 400
     expect(page.locator(".errors")).to_be_visible()
-    found["wrong address typed"] = problems(page)
+    found["wrong address typed"] = layout_problems(page, PHONE)
     page.goto(study.url(f"/research/surveys/{SURVEY}/study?lang={language}"))
     # A day before today: the date input's min stops it in the browser; past that (an old
     # browser), the server refuses it on the page.
@@ -115,7 +102,7 @@ def test_the_study_page_and_the_deletion_pages_pass_axe(
     with page.expect_navigation() as past:
         page.locator("form[action*='/retention'] button").click()
     assert past.value.status == 400
-    found["retention refused"] = problems(page)
+    found["retention refused"] = layout_problems(page, PHONE)
     assert not any(found.values()), found
 
 

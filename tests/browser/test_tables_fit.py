@@ -47,9 +47,9 @@ def survey(live_server: LiveServer) -> str:
     live_server.cli("create-researcher", OWNER, "--password-stdin", stdin=PASSWORD + "\n")
     text = (ROOT / "examples" / "mixed-survey.yaml").read_text(encoding="utf-8")
     text = text.replace("slug: student-life\n", f"slug: {SLUG}\n")
-    path = live_server.workdir / f"{SLUG}.yaml"
-    path.write_text(text.replace("- Something else", f"- {LONG_OPTION}"), encoding="utf-8")
-    live_server.cli("import-survey", "--owner", OWNER, str(path))
+    live_server.import_survey(
+        text.replace("- Something else", f"- {LONG_OPTION}"), "--owner", OWNER
+    )
     db = connect(live_server.db_path)
     stored = get_survey(db, SLUG)
     assert stored is not None

@@ -15,9 +15,8 @@ import pytest
 from tests.support.browser import (
     LiveServer,
     answer,
-    axe_violations,
+    layout_problems,
     one_post,
-    sideways_overflow,
     submit,
     watch,
 )
@@ -40,7 +39,6 @@ questions:
 """
 LANGUAGES = ("en", "ko", "zh")
 PHONE = {"width": 375, "height": 700}
-DESKTOP = {"width": 1280, "height": 900}
 #: Three respondents ticking nothing, one option, and every option.
 TICKED: list[set[int]] = [set(), {3}, set(range(len(OPTIONS)))]
 
@@ -48,23 +46,11 @@ TICKED: list[set[int]] = [set(), {3}, set(range(len(OPTIONS)))]
 @pytest.fixture(scope="module")
 def survey(live_server: LiveServer) -> str:
     live_server.cli("create-researcher", OWNER, "--password-stdin", stdin=PASSWORD + "\n")
-    path = live_server.workdir / f"{SLUG}.yaml"
-    path.write_text(DEFINITION, encoding="utf-8")
-    return live_server.cli("import-survey", "--owner", OWNER, str(path)).strip()
+    return live_server.import_survey(DEFINITION, "--owner", OWNER)
 
 
 def ticks(ticked: set[int]) -> dict[str, str]:
     return {f"used.{j}": "yes" if j in ticked else "no" for j in range(len(OPTIONS))}
-
-
-def problems(page: Any) -> list[Any]:
-    found: list[Any] = []
-    for viewport in (DESKTOP, PHONE):
-        page.set_viewport_size(viewport)
-        violations, overflow = axe_violations(page), sideways_overflow(page)
-        if violations or overflow:
-            found.append((viewport["width"], violations, overflow))
-    return found
 
 
 def respond(page: Any, server: LiveServer, ticked: set[int], language: str = "en") -> Any:
@@ -117,12 +103,11 @@ def test_the_pages_pass_axe_and_fit_a_phone(
     found = {}
     page = new_context().new_page()
     page.goto(live_server.url(f"/s/{SLUG}?lang={language}"))
-    found["survey"] = problems(page)
-    page.set_viewport_size(DESKTOP)
+    found["survey"] = layout_problems(page, PHONE)
     answer(page, {**ticks({1}), "cheated": "yes", "year": "1"})
     submit(page)
     page.locator("details.stored summary").click()
-    found["thank-you"] = problems(page)
+    found["thank-you"] = layout_problems(page, PHONE)
     researcher = new_context().new_page()
     researcher.goto(live_server.url("/login"))
     researcher.fill("#username", OWNER)
@@ -138,5 +123,5 @@ def test_the_pages_pass_axe_and_fit_a_phone(
         joined = "&" if "?" in path else "?"
         response = researcher.goto(live_server.url(f"{path}{joined}lang={language}"))
         assert response is not None and response.status in (200, 400), name
-        found[name] = problems(researcher)
+        found[name] = layout_problems(researcher, PHONE)
     assert not any(found.values()), found

@@ -75,7 +75,7 @@ def test_research_redirects_to_login_are_not_cached(client: FlaskClient) -> None
 
 
 def test_static_files_stay_cacheable(client: FlaskClient) -> None:
-    for address in ("/static/style.css", "/js/randomize.js"):
+    for address in ("/static/favicon.svg", "/css/style.css", "/js/randomize.js"):
         response = client.get(address)
         assert response.status_code == 200
         assert "no-store" not in response.headers.get("Cache-Control", "")
@@ -191,6 +191,8 @@ def test_backup_into_a_missing_directory_is_a_clear_error(
         ("Tea; coffee; water", "Tea; coffee; water"),
         ("a;;b", "a;;b"),
         ("plain", "plain"),
+        ("=\r=", "'=\r'="),  # a line break ends the row in a ";" reading (Hypothesis)
+        ("a\r\n+1\n@x", "a\r\n'+1\n'@x"),
     ],
 )
 def test_neutralize_guards_every_piece_a_semicolon_starts(text: str, neutral: str) -> None:
@@ -236,3 +238,27 @@ def test_exports_hold_no_formula_in_a_semicolon_locale(
         assert _formula_cells(text, ";") == [], text
     assert "Ok;'=cmd" in exports[0]
     assert "a;'@SUM(A1)" in exports[1] and "b;'-2+3" in exports[1]
+
+
+def test_a_post_over_https_behind_the_proxy_needs_no_referer(tmp_path: Path) -> None:
+    """Every page asks browsers to send no Referer (a survey's address may carry a panel's
+    participant id), so a form's POST comes without one. Over HTTPS, as the app sees it
+    behind a trusted proxy, Flask-WTF's strict check refused every such POST: answers and
+    logins alike. The CSRF token and the Lax session cookie are the protection."""
+    from survey_app.domain.definitions import load_definition
+    from survey_app.storage.surveys import store_survey
+    from survey_app.web.database_session import get_db
+    from tests.conftest import make_app
+    from tests.support.examples import EXAMPLE, SLUG
+    from tests.support.respondents import answers, hidden_fields
+
+    app = make_app(tmp_path / "survey.db", TRUSTED_PROXIES=1)
+    with app.app_context():
+        store_survey(get_db(), load_definition(EXAMPLE))
+    client = app.test_client()
+    https = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"}
+    page = client.get(f"/s/{SLUG}", headers=https, base_url="https://localhost")
+    form = {**hidden_fields(page.get_data(as_text=True)), **answers()}
+    response = client.post(f"/s/{SLUG}", data=form, headers=https, base_url="https://localhost")
+    assert page.headers["Referrer-Policy"] == "no-referrer"
+    assert response.status_code == 200, response.get_data(as_text=True)[:300]

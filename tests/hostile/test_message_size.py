@@ -26,11 +26,13 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app.domain.answers import NUMBER_WIDTH, fixed_width_number, padded_number
+from survey_app.domain.answers import NUMBER_WIDTH, fixed_width_number, padded_number, to_stored
 from survey_app.domain.definitions import parse_definition
+from survey_app.privacy.wire import ReportFormat
 from survey_app.storage.surveys import Question, Survey, store_survey
 from survey_app.web.database_session import get_db
-from survey_app.web.respond import routes
+from survey_app.web.respond import routes, section_steps
+from survey_app.web.respond.carried_reports import Carried, carry
 from tests.support.respondents import hidden_fields
 
 SLUG = "sizes"
@@ -281,3 +283,123 @@ def test_the_server_checks_numbers_without_javascript(
     client, page = rendered_form(app)
     fields = {**hidden_fields(page), **baseline(page), name: sent}
     assert client.post(f"/s/{SLUG}", data=fields).status_code == 400
+
+
+# The same questions in three sections, walked without JavaScript: each section's POST and
+# the page it brings back (the next section's, carrying the reports so far; then the
+# thank-you page) keep their lengths whatever the true answers.
+
+SECTIONED_SLUG = "sizes-in-sections"
+SECTION_ITEMS = re.split(r"\n(?=  - \{)", DEFINITION.split("questions:\n", 1)[1].rstrip("\n"))
+SECTIONED = (
+    f"slug: {SECTIONED_SLUG}\ntitle: Every question type, in sections\nsections:\n"
+    + "".join(
+        f"  - title: Part {number}\n    questions:\n"
+        + "".join(re.sub(r"(?m)^", "    ", item) + "\n" for item in items)
+        for number, items in enumerate(
+            (SECTION_ITEMS[:4], SECTION_ITEMS[4:8], SECTION_ITEMS[8:]), start=1
+        )
+    )
+)
+FIELDS = re.compile(r'<input type="hidden" name="([\w-]+)" value="([^"]*)">')
+
+
+def walk_sections(app: Flask, survey: Survey, answers: dict[str, str]) -> tuple[int, ...]:
+    """Every section posted in turn with its part of ``answers``: each POST's length and
+    each page's, then the count of responses stored (one)."""
+    client = app.test_client()
+    page = client.get(f"/s/{SECTIONED_SLUG}").get_data(as_text=True)
+    sizes: list[int] = []
+    for index in range(len(survey.sections)):
+        keys = {q.key for q in survey.section_questions(index)}
+        mine = {name: value for name, value in answers.items() if name.split(".")[0] in keys}
+        body = urllib.parse.urlencode({**dict(FIELDS.findall(page)), **mine, "sections-go": "next"})
+        response = client.post(
+            f"/s/{SECTIONED_SLUG}", data=body, content_type="application/x-www-form-urlencoded"
+        )
+        assert response.status_code == 200, response.get_data(as_text=True)
+        page = response.get_data(as_text=True)
+        sizes += [len(body), len(response.get_data())]
+    return tuple(sizes)
+
+
+@pytest.mark.slow
+def test_without_javascript_section_sizes_do_not_depend_on_the_true_answers(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def randomize(survey: Survey, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {q.key: fixed_report(q, values.get(q.key)) for q in survey.questions}
+
+    monkeypatch.setattr(section_steps, "randomize_response", randomize)
+    with app.app_context():
+        survey = store_survey(get_db(), parse_definition(SECTIONED))
+    assert [len(survey.section_questions(index)) for index in range(3)] == [4, 4, 3]
+    page = app.test_client().get(f"/s/{SECTIONED_SLUG}").get_data(as_text=True)
+    fixed = baseline(page)
+    answered = [
+        {**fixed, name: value} for name, values in radio_values(page).items() for value in values
+    ]
+    answered += [{**fixed, "duchi": f"{n:02d}"} for n in (0, 7, 49, 50)]
+    answered += [{**fixed, "laplace": value} for value in ("-020", "0000", "0500")]
+    answered += [{**fixed, "plain_number": value} for value in ("0000", "1000")]
+    answered += [{**fixed, **dict.fromkeys(TICKS, tick)} for tick in ("y", "n")]
+    sizes = {walk_sections(app, survey, answers) for answers in answered}
+    assert len(sizes) == 1, sizes
+    with app.app_context():
+        stored = get_db().execute("SELECT count(*) FROM responses").fetchone()[0]
+    assert stored == len(answered)
+
+
+def extreme_reports(question: Question) -> tuple[Any, Any]:
+    """The shortest and the longest report a question's mechanism can send (numbers: the
+    ends of its honest range, the widest any survey file allows here)."""
+    mechanism, k = question.mechanism, len(question.options)
+    shape = mechanism.report_format
+    if shape is ReportFormat.YES_NO:
+        return False, True
+    if shape is ReportFormat.BITS:
+        return (0,) * k, (1,) * k
+    if shape is ReportFormat.SUBSET:
+        size = mechanism.size  # type: ignore[attr-defined]
+        return tuple(range(size)), tuple(range(k - size, k))
+    if shape is ReportFormat.OPTION_BIT:
+        return (0, 0), (k - 1, 1)
+    if shape is ReportFormat.OPTION:
+        return 0, k - 1
+    return mechanism.report_range()
+
+
+#: A section of one number whose honest reports pass ±10^9 (11 characters), and one after.
+WIDE = """\
+slug: wide
+title: Wide
+sections:
+  - title: A number
+    questions:
+      - {key: far, text: Far, type: number, min: -1000000000, max: -999000000,
+         mechanism: laplace, epsilon: 0.1}
+  - title: Then
+    questions:
+      - {key: yn, text: Yes or no}
+"""
+
+
+@pytest.mark.parametrize("definition", [SECTIONED, WIDE], ids=["every-type", "wide"])
+def test_the_carried_field_has_one_length_at_the_extreme_reports(
+    app: Flask, definition: str
+) -> None:
+    """Not only the reports fixed coins give: every question at its shortest and longest
+    report (a skip too) carries at one length, on the page of each section."""
+    with app.app_context():
+        survey = store_survey(get_db(), parse_definition(definition))
+    ends = {q.key: [to_stored(q, r) for r in extreme_reports(q)] + [None] for q in survey.questions}
+    if definition == WIDE:
+        assert max(map(abs, survey.questions[0].mechanism.report_range())) > 10**9
+    with app.test_request_context():
+        for section in range(len(survey.sections)):
+            keys = [q.key for i in range(section) for q in survey.section_questions(i)]
+            lengths = {
+                len(carry(survey, "x" * 22, Carried(section, {k: ends[k][pick] for k in keys})))
+                for pick in range(3)
+            }
+            assert len(lengths) == 1, (section, lengths)

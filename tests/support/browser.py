@@ -15,6 +15,10 @@ from urllib.parse import parse_qsl
 SECRET_KEY = "browser-tests-fixed-secret-key"
 
 
+#: The width (and a height) every layout check starts from.
+DESKTOP = {"width": 1280, "height": 900}
+
+
 @dataclass(frozen=True)
 class LiveServer:
     base_url: str
@@ -24,6 +28,13 @@ class LiveServer:
 
     def url(self, path: str) -> str:
         return self.base_url + path
+
+    def import_survey(self, definition: str, *options: str) -> str:
+        """Import the survey file text ``definition`` with ``survey-app import-survey``
+        (``options`` such as ``--owner NAME`` first); its slug."""
+        path = self.workdir / f"survey-{abs(hash(definition))}.yaml"
+        path.write_text(definition, encoding="utf-8")
+        return self.cli("import-survey", *options, str(path)).strip()
 
     def cli(self, *args: str, stdin: str | None = None, **extra_env: str) -> str:
         """Run ``survey-app ARGS`` against this server's database; its standard output.
@@ -172,6 +183,19 @@ def axe_violations(page: Any) -> list[str]:
         f"{rule['id']}: {[node['target'] for node in rule['nodes']]}"
         for rule in results.response["violations"]
     ]
+
+
+def layout_problems(page: Any, phone: dict[str, int]) -> list[object]:
+    """axe's violations at a desktop's width and at ``phone``'s, and any sideways
+    scrolling at either; the page is left at the desktop's width."""
+    found: list[object] = []
+    for viewport in (DESKTOP, phone):
+        page.set_viewport_size(viewport)
+        found += axe_violations(page)
+        if sideways_overflow(page):
+            found.append(("scrolls sideways", viewport["width"]))
+    page.set_viewport_size(DESKTOP)
+    return found
 
 
 def sideways_overflow(page: Any) -> int:

@@ -48,6 +48,7 @@ from survey_app.domain.builder_fields import (
     placed_problems,
 )
 from survey_app.domain.definitions import parse_definition
+from survey_app.domain.display_order import display_parts
 from survey_app.domain.previews import preview_survey
 from survey_app.domain.sample_plans import QuestionPlan, plan_survey
 from survey_app.domain.survey_limits import PLAIN_TYPES, QUESTION_TYPES
@@ -93,7 +94,7 @@ def check(fields: SurveyFields) -> Checked:
     try:
         return Checked(parse_definition(definition_yaml(fields), SOURCE))
     except SurveyDefinitionError as err:
-        return Checked(None, placed_problems(err, fields.languages))
+        return Checked(None, placed_problems(err, fields.languages, fields.section_sizes()))
 
 
 @bp.get("/")
@@ -170,6 +171,15 @@ def _act(draft: Survey | None) -> Response | tuple[str, int]:
         index = form.get("remove", "", type=str)
         if index.isdigit():
             fields.remove_question(int(index))
+        return _page(fields, draft), 200
+    if "add_section" in form:
+        fields.add_section()
+        added = len(fields.sections) - 1
+        return _page(fields, draft, focus=field_id(f"s{added}.title.{fields.languages[0]}")), 200
+    if "remove_section" in form:
+        index = form.get("remove_section", "", type=str)
+        if index.isdigit():
+            fields.remove_section(int(index))
         return _page(fields, draft), 200
     for step, button in MOVE_BUTTONS.items():
         index = form.get(button, "", type=str)
@@ -330,14 +340,21 @@ def _panel(survey: Survey, language: str, respondents: int, margin: float) -> di
 def _respondent_page(survey: Survey, language: str) -> Markup:
     """The main part of ``respond/survey.html`` for ``survey``, in ``language``: the very
     template respondents get, rendered without its page around it (and so without its
-    browser scripts), and with an empty form token that no server would accept."""
+    browser scripts), and with an empty form token that no server would accept. Its
+    questions and options are in one order drawn as for a respondent."""
     template = current_app.jinja_env.get_template("respond/survey.html")
     context: dict[str, object] = {
         "survey": survey,
+        "shown_parts": display_parts(survey.parts, survey.question_order),
         "submission_id": "",
         "invitation": None,
         "problems": [],
         "field_errors": {},
+        # Every section one after another, each with its heading and progress: the
+        # preview shows the whole walk at once (and has no script to walk it).
+        "shown_section": None,
+        "carried": None,
+        "every_section_shown": True,
     }
     current_app.update_template_context(context)
     with force_locale(language):

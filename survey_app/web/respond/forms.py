@@ -28,7 +28,7 @@ values (``07``, ``-042``) and the plain ones of a JS browser without crypto both
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from flask import current_app
 from werkzeug.datastructures import MultiDict
@@ -79,6 +79,13 @@ def new_form_token(survey: Survey) -> str:
     return issue_form_token(_secret_keys(), survey.slug)
 
 
+def checked_submission_id(survey: Survey, token: str) -> str:
+    """The submission id of a form token issued for ``survey`` within its lifetime
+    (``FORM_MAX_AGE_HOURS``); FormTokenError (ExpiredFormToken) otherwise."""
+    max_age = current_app.config.get("FORM_MAX_AGE_HOURS", DEFAULT_MAX_AGE_HOURS)
+    return submission_id_from(_secret_keys(), survey.slug, token, max_age)
+
+
 def stored_submission_id(form: BaseForm) -> str:
     """The id a validated form's response is stored under: its token's random part."""
     return random_part(form["submission_id"].data)
@@ -92,12 +99,12 @@ class IssuedFormToken:
     """
 
     def __init__(self, survey: Survey) -> None:
-        self.slug = survey.slug
+        self.survey = survey
 
     def __call__(self, form: BaseForm, field: Field) -> None:
         max_age = current_app.config.get("FORM_MAX_AGE_HOURS", DEFAULT_MAX_AGE_HOURS)
         try:
-            submission_id_from(_secret_keys(), self.slug, field.data, max_age)
+            checked_submission_id(self.survey, field.data)
         except ExpiredFormToken as err:
             message = ngettext(
                 "This form was shown more than an hour ago and has expired.",
@@ -261,9 +268,12 @@ def build_response_form(
     return form
 
 
-def form_problems(survey: Survey, formdata: MultiDict[str, str]) -> list[str]:
-    """Problems with the POST's shape that field validation does not see."""
-    allowed = CONTROL_FIELDS | {q.key for q in survey.questions}
+def form_problems(
+    survey: Survey, formdata: MultiDict[str, str], controls: frozenset[str] = CONTROL_FIELDS
+) -> list[str]:
+    """Problems with the POST's shape that field validation does not see; ``controls``
+    are the fields it may carry besides the answers (a section's page has more)."""
+    allowed = controls | {q.key for q in survey.questions}
     problems = [
         _("The form sent an unexpected field, %(name)s.", name=repr(name))
         for name in formdata
@@ -301,16 +311,19 @@ def answered_values(
     }
 
 
-def posted_not_applicable(survey: Survey, formdata: MultiDict[str, str]) -> frozenset[str]:
-    """The questions this POST's plain answers leave out (``display_logic``).
+def posted_not_applicable(
+    survey: Survey, formdata: MultiDict[str, str], earlier: Mapping[str, object] | None = None
+) -> frozenset[str]:
+    """The questions this POST's plain answers leave out (``display_logic``); ``earlier``
+    holds the plain answers of the sections before, carried (``carried_plain_answers``).
 
     Decided from the posted plain answers alone, before validation: a plain answer that
     does not parse counts as none (its field then refuses the form anyway).
     """
     reports = sent_by_browser(formdata)
     by_key = {q.key: q for q in survey.questions}
-    answers: dict[str, object] = {}
-    for key in condition_questions(survey.questions):
+    answers: dict[str, object] = dict(earlier or {})
+    for key in condition_questions(survey.questions) - answers.keys():
         try:
             answers[key] = _posted_format(by_key[key], reports).parse(formdata.get(key, ""))
         except ValueError:

@@ -16,6 +16,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
 
 from survey_app.domain.answers import randomize_response
+from survey_app.domain.display_order import display_parts
 from survey_app.storage.invitations import InvitationBusyError, InvitationError, invitation_is_open
 from survey_app.storage.responses import (
     SubmissionConflictError,
@@ -44,7 +45,14 @@ from survey_app.web.respond.forms import (
     posted_not_applicable,
     stored_submission_id,
 )
-from survey_app.web.respond.scripts import script_addresses, script_response
+from survey_app.web.respond.scripts import script_addresses, script_response, stylesheet_response
+from survey_app.web.respond.section_steps import (
+    SectionPage,
+    first_page,
+    posted_invitation,
+    posts_a_section,
+    section_step,
+)
 from survey_app.web.respond.tick_fields import joined_ticks
 from survey_app.web.respond.wording import UNAVAILABLE
 
@@ -98,7 +106,11 @@ class Refusal:
 
 
 def _survey_page(
-    survey: Survey, invitation: str | None, agreed: bool, refusal: Refusal | None = None
+    survey: Survey,
+    invitation: str | None,
+    agreed: bool,
+    refusal: Refusal | None = None,
+    section: SectionPage | None = None,
 ) -> tuple[str, int]:
     """The page this survey shows a respondent now: the form, or why not.
 
@@ -108,6 +120,10 @@ def _survey_page(
     a browser that answered is told so; consent comes before the questions (``agreed``:
     the GET's ``agree=yes``, or the ``agreed`` field the form carries only once the
     person has agreed). A refusal is said on the form, which comes back empty.
+
+    A sectioned survey's page holds every section, the first shown (``section`` None: a
+    fresh form, with or without JavaScript), or one section's page of the way through
+    without JavaScript (``section_steps``), which loads no script.
     """
     if not survey.accepts_responses:
         return _unavailable(survey.status)
@@ -119,12 +135,20 @@ def _survey_page(
     if survey.consent and not agreed:
         # The consent step is a plain link: agreeing stores nothing, not even a cookie.
         return _render("respond/consent.html", survey, invitation=invitation), status
+    token = section.submission_id if section else new_form_token(survey)
+    if survey.sections and section is None:
+        carried: SectionPage | None = first_page(survey, token)
+    else:
+        carried = section
     page = _render(
         "respond/survey.html",
         survey,
-        scripts=script_addresses(survey),
+        scripts=[] if section else script_addresses(survey),
         conditions=condition_views(survey),
-        submission_id=new_form_token(survey),
+        submission_id=token,
+        shown_section=section.section if section else None,
+        carried=carried.carried if carried else None,
+        shown_parts=display_parts(survey.parts, survey.question_order),
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
         field_errors=refusal.field_errors if refusal else {},
@@ -160,6 +184,12 @@ def script(name: str) -> Response:
     return script_response(name)
 
 
+@bp.get("/css/style.css")
+def stylesheet() -> Response:
+    """Every page's stylesheet, minified (``web/respond/scripts.py``)."""
+    return stylesheet_response()
+
+
 @bp.get("/s/<slug>")
 def survey_form(slug: str) -> tuple[str, int]:
     survey = _survey_or_404(slug)
@@ -174,14 +204,25 @@ def submit(slug: str) -> tuple[str, int]:
     if not survey.accepts_responses:
         return _unavailable(survey.status)
     posted = joined_ticks(survey, request.form)
-    hidden = posted_not_applicable(survey, posted)
-    form = build_response_form(survey, posted, hidden)
+    if posts_a_section(survey, posted):
+        step = section_step(survey, posted)
+        if step.reports is None or step.form is None:
+            refusal = Refusal(step.problems, step.field_errors, step.status)
+            invitation = posted_invitation(posted)
+            agreed = posted.get("agreed") == "yes"
+            return _survey_page(survey, invitation, agreed, refusal, step.page)
+        form, reported, randomized_by = step.form, step.reports, "server"
+        hidden = step.not_applicable
+    else:
+        hidden = posted_not_applicable(survey, posted)
+        form = build_response_form(survey, posted, hidden)
+        problems = form_problems(survey, posted)
+        if problems or not form.validate():
+            invitation = form["invitation"].data if not form["invitation"].errors else None
+            agreed = form["agreed"].data == "yes"
+            return _survey_page(survey, invitation, agreed, Refusal(problems, form.errors))
+        reported, randomized_by = _reported_answers(survey, form, hidden)
     agreed = form["agreed"].data == "yes"
-    problems = form_problems(survey, posted)
-    if problems or not form.validate():
-        invitation = form["invitation"].data if not form["invitation"].errors else None
-        return _survey_page(survey, invitation, agreed, Refusal(problems, form.errors))
-    reported, randomized_by = _reported_answers(survey, form, hidden)
     db = get_db()
     submission_id = stored_submission_id(form)
     try:
