@@ -22,10 +22,11 @@
       input.value = value;
       out.appendChild(input);
     };
-    const hidden = new Set();
+    const hidden = new Set(), na = {}; // na: a hidden question's placeholder, in its place
     form.querySelectorAll('input[type="hidden"]:enabled').forEach((input) => {
       hidden.add(input.name);
-      add(input.name, input.value);
+      if ("na" in input.dataset) na[input.name] = input.value;
+      else add(input.name, input.value);
     });
     const has = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
     const answers = {}, ticks = {}; // ticks: "<key>.<j>" y/n, bit j of the report's answer
@@ -42,7 +43,9 @@
     // In the order the questions are written, whatever order the page showed them in:
     // the request says nothing about that order (domain/display_order.py).
     for (const key of JSON.parse(form.dataset.questions)) {
-      if (has(design, key) && ticks[key]) {
+      if (has(na, key)) {
+        add(key, na[key]);
+      } else if (has(design, key) && ticks[key]) {
         add(key, R.wire(design[key], Array.from(ticks[key]).join(""))); // throws unless k bits
       } else if (has(design, key) && has(answers, key)) {
         add(key, R.wire(design[key], answers[key]));
