@@ -41,6 +41,7 @@ QUESTION_KEYS = {
     "type": False,
     "sensitive": False,
     "required": False,
+    "show_if": False,
     "epsilon": False,
     "mechanism": False,
     "options": False,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from survey_app.domain.display_logic import ShowIf
 from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import (
     DEFAULT_CHOICE_NUMBER_EPSILON,
@@ -106,6 +107,8 @@ class QuestionDefinition:
     sensitive: bool = True
     #: False: the respondent may skip it.
     required: bool = True
+    #: Shown only when an earlier plain question's answer meets this (``display_logic``).
+    show_if: ShowIf | None = None
     #: How its options are shown (``display_order.OPTION_ORDERS``): as written, in random
     #: order, or (a scale) reversed for half the respondents. Display only.
     option_order: str = AS_WRITTEN

@@ -84,6 +84,8 @@ def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[
         item["sensitive"] = False
     if not question.required:
         item["required"] = False
+    if question.show_if is not None:
+        item["show_if"] = question.show_if.written()
     if question.epsilon is not None:
         item["epsilon"] = _decimal(question.epsilon)
     if question.mechanism != DEFAULT_MECHANISM:

@@ -485,6 +485,14 @@ def _survey_sections(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE surveys ADD COLUMN sections TEXT NOT NULL DEFAULT '[]'")
 
 
+def _question_conditions(db: sqlite_utils.Database) -> None:
+    """Display logic: a question's ``show_if`` condition on an earlier plain question, as
+    JSON written as the survey file writes it (``{"question": "year", "is": [3, 4]}``);
+    NULL for a question always shown. Responses store "n/a" for a question that did not
+    apply (``display_logic.NOT_APPLICABLE``): no change to their table."""
+    db.execute("ALTER TABLE questions ADD COLUMN show_if TEXT")
+
+
 def _shared_rate_counts(db: sqlite_utils.Database) -> None:
     """Researchers' rate limits (logins, password links, share lookups) counted in the
     database, so that several processes or machines serving it count as one
@@ -518,6 +526,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _survey_endings,
     _display_orders,
     _survey_sections,
+    _question_conditions,
     _shared_rate_counts,
 )
 
