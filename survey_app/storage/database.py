@@ -15,12 +15,21 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import sqlite_utils
 
 BUSY_TIMEOUT_MS = 10_000
 T = TypeVar("T")
+
+
+class Executes(Protocol):
+    """A database connection of either backend, as far as ``write_transaction`` needs one."""
+
+    def execute(self, sql: str) -> object: ...
+
+
+D = TypeVar("D", bound=Executes)
 _process_writer = threading.Lock()
 
 
@@ -579,7 +588,7 @@ def erase_write_ahead_log(db: sqlite_utils.Database) -> bool:
 
 
 @contextmanager
-def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+def write_transaction(db: D) -> Iterator[D]:
     """One short write transaction: all of it is stored, or none of it.
 
     ``BEGIN IMMEDIATE`` takes the write lock up front, so a transaction never fails
@@ -587,6 +596,8 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Databa
     one process queue on a lock of their own first: SQLite's busy handler is not fair, and
     with dozens of threads polling it a waiter could miss the free moments until the busy
     timeout ran out ("database is locked" under load); one waiter per process it serves.
+    On PostgreSQL the dialect makes ``BEGIN IMMEDIATE`` take one advisory lock shared by
+    every node (``postgresql_dialect``): the same one writer at a time.
     """
     with _process_writer:
         db.execute("BEGIN IMMEDIATE")

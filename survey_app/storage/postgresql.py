@@ -1,0 +1,128 @@
+"""PostgreSQL as the second storage backend: a connection offering the part of
+sqlite_utils' API the storage layer uses, and the numbered migrations run on it.
+
+Every statement goes through ``postgresql_dialect.translate``, so the storage layer's SQL
+(and the migrations in ``database.MIGRATIONS``) is written once. The connection runs in
+autocommit mode, as SQLite's does here: ``database.write_transaction`` opens and ends
+transactions itself. psycopg is an optional dependency (the ``postgres`` extra), imported
+only when a PostgreSQL database is opened, so SQLite installs never need it.
+
+The schema version lives in a one-row table, ``schema_version`` (PostgreSQL has no
+``user_version``). Each migration runs in its own write transaction, holding the writers'
+advisory lock, with the version re-read under it: DDL is transactional in PostgreSQL, so
+as on SQLite a crash mid-migration leaves the previous version whole and several nodes
+starting at once migrate exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import sqlite_utils
+
+from survey_app.storage.database import write_transaction
+from survey_app.storage.postgresql_dialect import translate
+
+if TYPE_CHECKING:
+    import psycopg
+
+Parameters = Sequence[Any] | Mapping[str, Any] | None
+VERSION_TABLE = "schema_version"
+
+
+class PostgresConnection:
+    """The part of ``sqlite3.Connection`` the storage layer uses, on a psycopg connection."""
+
+    def __init__(self, raw: psycopg.Connection[tuple[Any, ...]]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, parameters: Parameters = None) -> psycopg.Cursor[Any]:
+        return self.raw.execute(translate(sql, parameters=parameters is not None), parameters)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self.raw.cursor() as cursor:
+            cursor.executemany(translate(sql, parameters=True), rows)
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def rollback(self) -> None:
+        self.raw.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class PostgresDatabase:
+    """The part of ``sqlite_utils.Database`` the storage layer uses, on PostgreSQL."""
+
+    def __init__(self, conn: PostgresConnection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, parameters: Parameters = None) -> psycopg.Cursor[Any]:
+        return self.conn.execute(sql, parameters)
+
+    def executescript(self, sql: str) -> None:
+        """Run several statements, without parameters, as one query (as SQLite's does)."""
+        self.conn.raw.execute(translate(sql, parameters=False))
+
+    def query(self, sql: str, parameters: Parameters = None) -> Iterator[dict[str, Any]]:
+        from psycopg.rows import dict_row
+
+        with self.conn.raw.cursor(row_factory=dict_row) as cursor:
+            cursor.execute(translate(sql, parameters=parameters is not None), parameters)
+            yield from cursor
+
+
+def connect(url: str) -> PostgresDatabase:
+    """Open the PostgreSQL database at ``url`` (a ``postgresql://`` address)."""
+    import psycopg
+
+    return PostgresDatabase(PostgresConnection(psycopg.connect(url, autocommit=True)))
+
+
+def schema_version(db: PostgresDatabase) -> int:
+    """The number of migrations applied; 0 for an empty database."""
+    if db.execute("SELECT to_regclass(?)", [VERSION_TABLE]).fetchone() == (None,):
+        return 0
+    row = db.execute(f"SELECT version FROM {VERSION_TABLE}").fetchone()  # noqa: S608
+    return 0 if row is None else int(row[0])
+
+
+Migration = Callable[[sqlite_utils.Database], None]
+
+
+def migrate(db: PostgresDatabase, migrations: Sequence[Migration]) -> int:
+    """Apply every migration the database has not had yet; returns the new version.
+
+    Each runs as written for SQLite, through the dialect, unless it has a counterpart in
+    ``MIGRATION_COUNTERPARTS`` (a migration that inspects or rebuilds SQLite's own tables).
+    """
+    while schema_version(db) < len(migrations):
+        with write_transaction(db):
+            db.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version INTEGER NOT NULL)")
+            version = schema_version(db)  # re-read under the lock: another node may have won
+            if version < len(migrations):
+                migration = migrations[version]
+                run = MIGRATION_COUNTERPARTS.get(migration.__name__, migration)
+                # The migrations are typed for sqlite_utils; this offers the part they use
+                # (tests/app/test_backends.py runs every one of them here).
+                run(cast(sqlite_utils.Database, db))
+                db.execute(f"DELETE FROM {VERSION_TABLE}")  # noqa: S608
+                db.execute(f"INSERT INTO {VERSION_TABLE} VALUES (?)", [version + 1])  # noqa: S608
+    return schema_version(db)
+
+
+def _ids_are_identities(_db: sqlite_utils.Database) -> None:
+    """Migration 12 rebuilds SQLite's ``surveys`` table to add ``AUTOINCREMENT``, so that a
+    deleted survey's id is never given out again. PostgreSQL's identity columns (the
+    dialect makes every ``id`` one) never give an id out twice: nothing to do."""
+
+
+MIGRATION_COUNTERPARTS: Mapping[str, Migration] = {
+    "_survey_ids_never_reused": _ids_are_identities,
+}

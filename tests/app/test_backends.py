@@ -1,0 +1,201 @@
+"""SQLite and PostgreSQL: the same numbered migrations make the same schema on both.
+
+PostgreSQL runs in a throwaway cluster (tests/support/postgresql.py); ``database_url``
+runs a test once per backend. The schemas are compared as a reader of the tables would
+see them: table and column names, types by kind, which columns may be NULL, the named
+indexes and the triggers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from survey_app.storage import backends
+from survey_app.storage.database import MIGRATIONS, write_transaction
+from survey_app.storage.postgresql import VERSION_TABLE, PostgresDatabase
+from survey_app.storage.postgresql_dialect import UntranslatableError, translate
+from tests.support.postgresql import Cluster, database_url, postgresql_cluster  # noqa: F401
+
+# Declared types by kind: SQLite's affinities, PostgreSQL's names for them.
+KINDS = {
+    "INTEGER": "integer",
+    "bigint": "integer",
+    "REAL": "real",
+    "double precision": "real",
+    "TEXT": "text",
+    "text": "text",
+}
+
+Schema = dict[str, object]
+
+
+def sqlite_schema(db) -> Schema:
+    tables = [
+        row[0]
+        for row in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    columns = {
+        table: {
+            name: (KINDS[declared], bool(notnull or pk))
+            for _cid, name, declared, notnull, _default, pk in db.execute(
+                f"PRAGMA table_info({table})"
+            )
+        }
+        for table in tables
+    }
+    named = "SELECT name FROM sqlite_master WHERE type = ? AND sql IS NOT NULL"
+    return {
+        "columns": columns,
+        "indexes": sorted(row[0] for row in db.execute(named, ["index"])),
+        "triggers": sorted(row[0] for row in db.execute(named, ["trigger"])),
+    }
+
+
+def postgresql_schema(db: PostgresDatabase) -> Schema:
+    columns: dict[str, dict[str, tuple[str, bool]]] = {}
+    for table, name, declared, nullable in db.execute(
+        "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND table_name <> ? ORDER BY ordinal_position",
+        [VERSION_TABLE],
+    ):
+        columns.setdefault(table, {})[name] = (KINDS[declared], nullable == "NO")
+    indexes = db.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+        "AND indexname NOT IN (SELECT conname FROM pg_constraint)"
+    )
+    triggers = db.execute(
+        "SELECT DISTINCT trigger_name FROM information_schema.triggers "
+        "WHERE trigger_schema = current_schema()"
+    )
+    return {
+        "columns": columns,
+        "indexes": sorted(row[0] for row in indexes),
+        "triggers": sorted(row[0] for row in triggers),
+    }
+
+
+def schema(db: backends.Database) -> Schema:
+    if isinstance(db, PostgresDatabase):
+        return postgresql_schema(db)
+    return sqlite_schema(db)
+
+
+@pytest.fixture
+def migrated(database_url: str):  # noqa: F811
+    db = backends.connect(database_url)
+    backends.migrate(db)
+    yield db
+    db.conn.close()
+
+
+def test_init_db_brings_either_backend_to_the_current_version_and_is_safe_to_repeat(
+    database_url: str,  # noqa: F811
+):
+    db = backends.connect(database_url)
+    try:
+        assert backends.schema_version(db) == 0
+        assert backends.migrate(db) == len(MIGRATIONS)
+        assert backends.migrate(db) == len(MIGRATIONS)
+        assert backends.schema_version(db) == len(MIGRATIONS)
+    finally:
+        db.conn.close()
+
+
+def test_the_same_migrations_make_the_same_schema_on_both(
+    tmp_path,
+    postgresql_cluster: Cluster,  # noqa: F811
+):
+    on_sqlite = backends.connect(str(tmp_path / "survey.db"))
+    on_postgresql = backends.connect(postgresql_cluster.new_database())
+    try:
+        for db in (on_sqlite, on_postgresql):
+            backends.migrate(db)
+        expected, found = schema(on_sqlite), schema(on_postgresql)
+        assert sorted(found["columns"]) == sorted(expected["columns"])  # type: ignore[call-overload]
+        assert found == expected
+        assert "question_mechanism_fixed" in found["triggers"]  # type: ignore[operator]
+    finally:
+        on_sqlite.conn.close()
+        on_postgresql.conn.close()
+
+
+def test_a_stored_questions_mechanism_cannot_change_on_either_backend(migrated):
+    with write_transaction(migrated):
+        survey_id = migrated.execute(
+            "INSERT INTO surveys (slug, title, created_on) VALUES (?, ?, ?) RETURNING id",
+            ["s", "A survey", "2026-11-26"],
+        ).fetchone()[0]
+        migrated.execute(
+            "INSERT INTO questions (survey_id, position, key, text, type, parameters) "
+            "VALUES (?, 0, 'q', 'Q?', 'yes_no', '{}')",
+            [survey_id],
+        )
+    with pytest.raises(Exception, match="a question's mechanism is fixed once stored"):
+        with write_transaction(migrated):
+            migrated.execute("UPDATE questions SET parameters = '{\"p\": 1}'")
+    with write_transaction(migrated):
+        migrated.execute("UPDATE questions SET text = 'Asked again?'")
+    assert [row[0] for row in migrated.execute("SELECT text FROM questions")] == ["Asked again?"]
+
+
+def test_survey_ids_are_never_given_out_twice_on_either_backend(migrated):
+    def new_survey(slug: str) -> int:
+        with write_transaction(migrated):
+            return int(
+                migrated.execute(
+                    "INSERT INTO surveys (slug, title, created_on) VALUES (?, 'T', 'd') "
+                    "RETURNING id",
+                    [slug],
+                ).fetchone()[0]
+            )
+
+    first = new_survey("a")
+    with write_transaction(migrated):
+        migrated.execute("DELETE FROM surveys WHERE id = ?", [first])
+    assert new_survey("b") > first
+
+
+def test_the_setting_chooses_the_backend():
+    assert backends.is_postgresql("postgresql://app@db.example/survey")
+    assert backends.is_postgresql("postgres://app@/survey?host=/run/postgresql")
+    assert not backends.is_postgresql("/srv/survey/survey.db")
+    assert not backends.is_postgresql("postgresql.db")
+
+
+@pytest.mark.parametrize(
+    ("sqlite", "postgresql"),
+    [
+        (
+            "SELECT '?', x FROM t WHERE a = ? AND b LIKE 'x%' AND c = :name",
+            "SELECT '?', x FROM t WHERE a = %s AND b LIKE 'x%%' AND c = %(name)s",
+        ),
+        (
+            "INSERT OR IGNORE INTO t (a) VALUES (?) RETURNING a",
+            "INSERT INTO t (a) VALUES (%s) ON CONFLICT DO NOTHING RETURNING a",
+        ),
+        ("SELECT x::text FROM t WHERE y = ?", "SELECT x::text FROM t WHERE y = %s"),
+    ],
+)
+def test_statements_with_parameters_are_translated_outside_their_literals(sqlite, postgresql):
+    assert translate(sqlite, parameters=True) == postgresql
+
+
+def test_a_script_keeps_its_literals_and_loses_its_comments():
+    script = (
+        "CREATE TABLE t (\n  id INTEGER PRIMARY KEY AUTOINCREMENT, -- REAL? INTEGER!\n"
+        "  s TEXT DEFAULT 'INTEGER 100%', r REAL\n) WITHOUT ROWID;"
+    )
+    assert translate(script, parameters=False).split() == [
+        *"CREATE TABLE t ( id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,".split(),
+        *"s TEXT DEFAULT 'INTEGER 100%', r DOUBLE PRECISION );".split(),
+    ]
+
+
+@pytest.mark.parametrize(
+    "statement", ["PRAGMA user_version", "SELECT sql FROM sqlite_master", "ATTACH 'x' AS y"]
+)
+def test_what_has_no_translation_is_refused_by_name(statement):
+    with pytest.raises(UntranslatableError, match="no PostgreSQL translation"):
+        translate(statement, parameters=False)

@@ -1,0 +1,118 @@
+"""A throwaway PostgreSQL cluster for the tests, and the backend fixture parameter.
+
+Debian's ``postgresql`` package gives ``initdb`` and ``pg_ctl`` (under
+``/usr/lib/postgresql/<version>/bin``); the cluster lives in a temporary folder, listens on
+a Unix socket in that folder only (no port to collide with another run) and is stopped
+and removed at the end of the session. PostgreSQL refuses to run as root, so as root (CI,
+this machine) the cluster runs as the ``postgres`` user the package creates.
+
+Each test gets a database of its own in the one cluster (``CREATE DATABASE`` takes a few
+milliseconds); a test asking for ``database_url`` runs once per backend.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+BACKENDS = ("sqlite", "postgresql")
+SERVICE_USER = "postgres"
+
+
+def server_binaries() -> Path | None:
+    """The folder holding initdb and pg_ctl (the newest installed), or None."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=_major_version)
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).resolve().parent if initdb else None
+
+
+def _major_version(initdb: str) -> int:
+    return int(Path(initdb).parent.parent.name)
+
+
+class Cluster:
+    """A PostgreSQL server in a folder of its own, reached through its socket there."""
+
+    def __init__(self, binaries: Path, folder: Path) -> None:
+        self.binaries = binaries
+        self.folder = folder
+        self.data = folder / "data"
+        self.user = _service_user()
+
+    def start(self) -> None:
+        if self.user is not None:
+            shutil.chown(self.folder, self.user.pw_name, self.user.pw_name)
+        self._run(
+            "initdb", "-D", str(self.data), "-A", "trust", "-U", SERVICE_USER, "-E", "UTF8",
+            "--locale=C", "--no-sync", "--no-instructions",
+        )  # fmt: skip
+        # fsync off: a test cluster is thrown away; it changes durability, not behaviour.
+        options = f"-c listen_addresses='' -c unix_socket_directories={self.folder} -c fsync=off"
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-w", "-o", options,
+            "start",
+        )  # fmt: skip
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://{SERVICE_USER}@/{database}?host={self.folder}"
+
+    def new_database(self) -> str:
+        """A fresh, empty database in the cluster; its URL."""
+        import psycopg
+
+        name = f"test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def _run(self, program: str, *arguments: str) -> None:
+        command = [str(self.binaries / program), *arguments]
+        if self.user is not None:
+            command = ["runuser", "-u", self.user.pw_name, "--", *command]
+        subprocess.run(command, check=True, capture_output=True, cwd=self.folder)
+
+
+def _service_user() -> pwd.struct_passwd | None:
+    """Who runs the server: ``postgres`` when we are root, else ourselves (None)."""
+    return pwd.getpwnam(SERVICE_USER) if os.geteuid() == 0 else None
+
+
+@pytest.fixture(scope="session")
+def postgresql_cluster() -> Iterator[Cluster]:
+    """One throwaway cluster for the session; skips where PostgreSQL is not installed."""
+    pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
+    binaries = server_binaries()
+    if binaries is None:
+        pytest.skip("PostgreSQL's server is not installed (Debian: postgresql)")
+    folder = Path(tempfile.mkdtemp(prefix="survey-pg-"))  # short: a socket path is ≤ 107
+    cluster = Cluster(binaries, folder)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        if (cluster.data / "postmaster.pid").exists():
+            cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The ``DATABASE`` setting of a new, empty database, once for each backend."""
+    if request.param == "sqlite":
+        return str(tmp_path / "survey.db")
+    cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+    return cluster.new_database()
