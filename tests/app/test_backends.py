@@ -157,6 +157,34 @@ def test_survey_ids_are_never_given_out_twice_on_either_backend(migrated):
     assert new_survey("b") > first
 
 
+def test_writers_on_two_postgresql_connections_take_turns(
+    postgresql_cluster: Cluster,  # noqa: F811
+):
+    """Two nodes' connections: while one holds a write transaction the other's waits, as
+    SQLite's ``BEGIN IMMEDIATE`` makes it; reads go on meanwhile. (The second sends what
+    its node's ``write_transaction`` would, without this process's own writer lock.)"""
+    url = postgresql_cluster.new_database()
+    first, second = backends.connect(url), backends.connect(url)
+    try:
+        backends.migrate(first)
+        second.execute("SET lock_timeout = '300ms'")
+        with write_transaction(first):
+            first.execute(
+                "INSERT INTO events (happened_at, actor, action, subject) VALUES (?, ?, ?, ?)",
+                ["t", "a", "b", "c"],
+            )
+            assert second.execute("SELECT count(*) FROM events").fetchone() == (0,)
+            with pytest.raises(Exception, match="lock timeout"):
+                second.execute("BEGIN IMMEDIATE")
+            second.execute("ROLLBACK")
+        second.execute("BEGIN IMMEDIATE")
+        assert second.execute("SELECT count(*) FROM events").fetchone() == (1,)
+        second.execute("COMMIT")
+    finally:
+        first.conn.close()
+        second.conn.close()
+
+
 def test_the_setting_chooses_the_backend():
     assert backends.is_postgresql("postgresql://app@db.example/survey")
     assert backends.is_postgresql("postgres://app@/survey?host=/run/postgresql")
