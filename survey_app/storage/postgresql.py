@@ -17,12 +17,13 @@ starting at once migrate exactly once.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 import sqlite_utils
 
 from survey_app.storage.database import write_transaction
-from survey_app.storage.postgresql_dialect import translate
+from survey_app.storage.postgresql_dialect import begins_write, translate
 
 if TYPE_CHECKING:
     import psycopg
@@ -38,7 +39,14 @@ class PostgresConnection:
         self.raw = raw
 
     def execute(self, sql: str, parameters: Parameters = None) -> psycopg.Cursor[Any]:
-        return self.raw.execute(translate(sql, parameters=parameters is not None), parameters)
+        """Run one statement. A write transaction that cannot start (its lock timed out) is
+        rolled back here: PostgreSQL leaves it open and aborted where SQLite opens none."""
+        try:
+            return self.raw.execute(translate(sql, parameters=parameters is not None), parameters)
+        except Exception:
+            if begins_write(sql) and self.in_transaction:
+                self.rollback()
+            raise
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self.raw.cursor() as cursor:
@@ -82,7 +90,24 @@ def connect(url: str) -> PostgresDatabase:
     """Open the PostgreSQL database at ``url`` (a ``postgresql://`` address)."""
     import psycopg
 
-    return PostgresDatabase(PostgresConnection(psycopg.connect(url, autocommit=True)))
+    raw = psycopg.connect(url, autocommit=True)
+    raw.adapters.register_loader("numeric", _whole_numbers_as_int())
+    return PostgresDatabase(PostgresConnection(raw))
+
+
+@cache
+def _whole_numbers_as_int() -> type[Any]:
+    """``sum`` of integers is ``numeric`` on PostgreSQL and an integer on SQLite; storage
+    sums only integers, so a whole numeric is loaded as the ``int`` SQLite gives. (Made on
+    first use: psycopg is imported only where PostgreSQL is used.)"""
+    from psycopg.types.numeric import NumericLoader
+
+    class WholeNumbersAsInt(NumericLoader):
+        def load(self, data: Any) -> Any:
+            value = super().load(data)
+            return int(value) if value == value.to_integral_value() else float(value)
+
+    return WholeNumbersAsInt
 
 
 def schema_version(db: PostgresDatabase) -> int:

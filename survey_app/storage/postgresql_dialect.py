@@ -60,13 +60,18 @@ class UntranslatableError(ValueError):
     """SQLite SQL with no PostgreSQL counterpart: storage must decide it per backend."""
 
 
+def begins_write(sql: str) -> bool:
+    """Whether ``sql`` is SQLite's ``BEGIN IMMEDIATE``: a write transaction starting."""
+    return _BEGIN_IMMEDIATE.match(sql) is not None
+
+
 def translate(sql: str, *, parameters: bool) -> str:
     """``sql`` (SQLite's dialect) as PostgreSQL runs it.
 
     ``parameters``: the statement runs with parameters, so placeholders are rewritten and
     a literal ``%`` doubled (psycopg reads ``%`` only then).
     """
-    if _BEGIN_IMMEDIATE.match(sql):
+    if begins_write(sql):
         return f"BEGIN; SELECT pg_advisory_xact_lock({WRITER_LOCK_KEY})"
     if _BEGIN_DEFERRED.match(sql):
         return "BEGIN ISOLATION LEVEL REPEATABLE READ"
