@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import sqlite_utils
 
-from survey_app.storage.database import write_transaction
+from survey_app.config import ENV_PREFIX
+from survey_app.storage.database import BUSY_TIMEOUT_MS, write_transaction
 from survey_app.storage.postgresql_dialect import begins_write, translate
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 Parameters = Sequence[Any] | Mapping[str, Any] | None
 VERSION_TABLE = "schema_version"
+CONNECT_TIMEOUT_SECONDS = 10
 
 
 class PostgresConnection:
@@ -86,13 +88,46 @@ class PostgresDatabase:
             yield from cursor
 
 
+class DatabaseUnreachableError(RuntimeError):
+    """The ``DATABASE`` setting names a PostgreSQL database that cannot be opened."""
+
+
 def connect(url: str) -> PostgresDatabase:
-    """Open the PostgreSQL database at ``url`` (a ``postgresql://`` address)."""
+    """Open the PostgreSQL database at ``url`` (a ``postgresql://`` address).
+
+    Writers wait for the writers' lock as long as SQLite's busy timeout lets them
+    (``lock_timeout``). A database that cannot be opened raises
+    ``DatabaseUnreachableError``: one line naming the setting and the server, never the
+    password.
+    """
     import psycopg
 
-    raw = psycopg.connect(url, autocommit=True)
+    try:
+        raw = psycopg.connect(
+            url,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT_SECONDS,
+            options=f"-c lock_timeout={BUSY_TIMEOUT_MS}",
+        )
+    except psycopg.Error as err:
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise DatabaseUnreachableError(
+            f"{ENV_PREFIX}DATABASE: cannot open {describe(url)}: {reason}"
+        ) from err
     raw.adapters.register_loader("numeric", _whole_numbers_as_int())
     return PostgresDatabase(PostgresConnection(raw))
+
+
+def describe(url: str) -> str:
+    """The database a URL names, for messages: database, server and user, no password."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(url)
+    except Exception:  # a URL psycopg cannot read is described by its scheme alone
+        return "the PostgreSQL database (an unreadable address)"
+    server = f"{parts.get('host') or 'localhost'}:{parts.get('port') or 5432}"
+    return f"PostgreSQL database {parts.get('dbname')!r} at {server} as {parts.get('user')!r}"
 
 
 @cache

@@ -12,7 +12,11 @@ import pytest
 
 from survey_app.storage import backends
 from survey_app.storage.database import MIGRATIONS, write_transaction
-from survey_app.storage.postgresql import VERSION_TABLE, PostgresDatabase
+from survey_app.storage.postgresql import (
+    VERSION_TABLE,
+    DatabaseUnreachableError,
+    PostgresDatabase,
+)
 from survey_app.storage.postgresql_dialect import UntranslatableError, translate
 from tests.support.postgresql import Cluster, database_url, postgresql_cluster  # noqa: F401
 
@@ -196,6 +200,29 @@ def test_sums_of_integers_are_integers_on_either_backend(migrated):
     ).fetchone()
     assert (total, type(total)) == (2**63 - 1, int)
     assert (ends, type(ends)) == (3.0, float)
+
+
+def test_an_unreachable_postgresql_database_is_one_line_naming_the_setting(
+    tmp_path,
+    postgresql_cluster: Cluster,  # noqa: F811
+):
+    nowhere = f"postgresql://app:s3cret@/survey?host={tmp_path}"
+    missing = postgresql_cluster.url("no_such_database").replace("postgres@", "postgres:s3cret@")
+    for url, reason in ((nowhere, "No such file"), (missing, "does not exist")):
+        with pytest.raises(DatabaseUnreachableError) as refused:
+            backends.connect(url)
+        message = str(refused.value)
+        assert message.startswith("SURVEY_APP_DATABASE: cannot open PostgreSQL database")
+        assert reason in message
+        assert "\n" not in message
+        assert "s3cret" not in message
+
+
+def test_postgresql_writers_wait_as_long_as_sqlites_busy_timeout(migrated):
+    if isinstance(migrated, PostgresDatabase):
+        assert migrated.execute("SHOW lock_timeout").fetchone() == ("10s",)
+    else:
+        assert migrated.execute("PRAGMA busy_timeout").fetchone() == (10_000,)
 
 
 def test_the_setting_chooses_the_backend():
