@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from survey_app.storage import backends
-from survey_app.storage.database import MIGRATIONS, write_transaction
+from survey_app.storage import backends, postgresql_backup
+from survey_app.storage.database import MIGRATIONS, create_owner_only_file, write_transaction
 from survey_app.storage.postgresql import (
     VERSION_TABLE,
     DatabaseUnreachableError,
@@ -223,6 +223,47 @@ def test_postgresql_writers_wait_as_long_as_sqlites_busy_timeout(migrated):
         assert migrated.execute("SHOW lock_timeout").fetchone() == ("10s",)
     else:
         assert migrated.execute("PRAGMA busy_timeout").fetchone() == (10_000,)
+
+
+def test_a_postgresql_backup_restores_what_was_stored(
+    tmp_path,
+    postgresql_cluster: Cluster,  # noqa: F811
+):
+    # With a password (the test cluster trusts its socket and ignores it): passed to pg_dump
+    # in its environment, never on its command line.
+    source_url = postgresql_cluster.new_database().replace("postgres@", "postgres:s3cret@")
+    assert "s3cret" not in postgresql_backup.address_and_password(source_url)[0]
+    source = backends.connect(source_url)
+    copy_url = postgresql_cluster.new_database()
+    backup = tmp_path / "survey.dump"
+    create_owner_only_file(backup)
+    try:
+        backends.migrate(source)
+        with write_transaction(source):
+            source.execute(
+                "INSERT INTO surveys (slug, title, created_on) VALUES (?, ?, ?)",
+                ["kept", "Kept for later", "2026-11-26"],
+            )
+        postgresql_backup.dump(source_url, backup)
+        postgresql_backup.restore(backup, copy_url)
+    finally:
+        source.conn.close()
+    copy = backends.connect(copy_url)
+    try:
+        assert backends.schema_version(copy) == len(MIGRATIONS)
+        assert copy.execute("SELECT slug, title FROM surveys").fetchall() == [
+            ("kept", "Kept for later")
+        ]
+    finally:
+        copy.conn.close()
+    assert backup.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_damaged_postgresql_backup_is_refused(tmp_path):
+    damaged = tmp_path / "survey.dump"
+    damaged.write_bytes(b"PGDMP" + bytes(100))
+    with pytest.raises(postgresql_backup.BackupError, match="pg_restore: "):
+        postgresql_backup.restore(damaged, "postgresql://nobody@/none?host=/nowhere")
 
 
 def test_the_setting_chooses_the_backend():
