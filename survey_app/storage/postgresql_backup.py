@@ -1,9 +1,10 @@
-"""Backups of a PostgreSQL database: ``pg_dump``'s custom format, checked by ``pg_restore``.
+"""Backups of a PostgreSQL database: ``pg_dump``'s custom format, restored by ``pg_restore``.
 
 What SQLite's online backup API is for a file (``database.backup_database``), ``pg_dump``
 is for a server: one consistent snapshot taken in a repeatable-read transaction while the
 app keeps writing. The dump goes to a file the caller created readable by its owner only
-(it holds password hashes); ``pg_restore --list`` reads it whole before it is called good.
+(it holds password hashes). ``pg_dump`` exits with an error unless the whole dump was
+written; ``pg_restore`` restores all of it or, in one transaction, nothing.
 
 The password never appears on a command line (where ``ps`` would show it): the programs
 get the address without it, and the password through ``PGPASSWORD`` in their environment.
@@ -22,10 +23,8 @@ class BackupError(RuntimeError):
 
 
 def dump(url: str, target: str | Path) -> None:
-    """Write the database at ``url`` to ``target`` (an existing, owner-only file) and check
-    that ``pg_restore`` can read all of it."""
+    """Write the database at ``url`` to ``target`` (an existing, owner-only file)."""
     _run("pg_dump", "--format=custom", "--no-owner", f"--file={target}", url=url)
-    _run("pg_restore", "--list", str(target), url=None)
 
 
 def restore(source: str | Path, url: str) -> None:
@@ -37,18 +36,20 @@ def restore(source: str | Path, url: str) -> None:
     )  # fmt: skip
 
 
-def _run(program: str, *arguments: str, url: str | None) -> None:
+def _run(program: str, *arguments: str, url: str) -> None:
     path = shutil.which(program)
     if path is None:
         raise BackupError(f"{program} is not installed (Debian: postgresql-client)")
     environment = dict(os.environ)
-    if url is not None:
-        address, password = address_and_password(url)
-        arguments = (*arguments, f"--dbname={address}")
-        if password:
-            environment["PGPASSWORD"] = password
+    address, password = address_and_password(url)
+    if password:
+        environment["PGPASSWORD"] = password
     done = subprocess.run(  # noqa: S603 (a fixed program, no shell)
-        [path, *arguments], capture_output=True, text=True, env=environment, check=False
+        [path, *arguments, f"--dbname={address}"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
     )
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or [f"{program}: exit status {done.returncode}"]

@@ -259,11 +259,32 @@ def test_a_postgresql_backup_restores_what_was_stored(
     assert backup.stat().st_mode & 0o777 == 0o600
 
 
-def test_a_damaged_postgresql_backup_is_refused(tmp_path):
+def test_a_truncated_postgresql_backup_changes_nothing(
+    tmp_path,
+    postgresql_cluster: Cluster,  # noqa: F811
+):
+    """Restoring starts, meets the cut, and leaves the database as it was."""
+    url = postgresql_cluster.new_database()
+    db = backends.connect(url)
     damaged = tmp_path / "survey.dump"
-    damaged.write_bytes(b"PGDMP" + bytes(100))
-    with pytest.raises(postgresql_backup.BackupError, match="pg_restore: "):
-        postgresql_backup.restore(damaged, "postgresql://nobody@/none?host=/nowhere")
+    create_owner_only_file(damaged)
+    try:
+        backends.migrate(db)
+        with write_transaction(db):  # data enough that the cut falls in it, past the schema
+            db.execute(
+                "INSERT INTO events (happened_at, actor, action, subject) "
+                "SELECT 't', 'a', 'b', repeat('x', 100) FROM generate_series(1, 5000)"
+            )
+        postgresql_backup.dump(url, damaged)
+        with write_transaction(db):
+            db.execute("INSERT INTO surveys (slug, title, created_on) VALUES ('s', 'T', 'd')")
+        damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size * 2 // 3])
+        with pytest.raises(postgresql_backup.BackupError, match="^pg_restore: error: "):
+            postgresql_backup.restore(damaged, url)
+        assert db.execute("SELECT slug FROM surveys").fetchall() == [("s",)]
+        assert backends.schema_version(db) == len(MIGRATIONS)
+    finally:
+        db.conn.close()
 
 
 def test_the_setting_chooses_the_backend():
