@@ -273,7 +273,8 @@ def test_a_truncated_postgresql_backup_changes_nothing(
         with write_transaction(db):  # data enough that the cut falls in it, past the schema
             db.execute(
                 "INSERT INTO events (happened_at, actor, action, subject) "
-                "SELECT 't', 'a', 'b', repeat('x', 100) FROM generate_series(1, 5000)"
+                "SELECT 't', 'a', 'b', md5(random()::text) || md5(random()::text) "
+                "FROM generate_series(1, 5000)"
             )
         postgresql_backup.dump(url, damaged)
         with write_transaction(db):
