@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from survey_app.storage import backends, postgresql_backup
+from survey_app.storage import accounts, backends, events, postgresql_backup, rate_counts
 from survey_app.storage.database import MIGRATIONS, create_owner_only_file, write_transaction
 from survey_app.storage.postgresql import (
     VERSION_TABLE,
@@ -286,6 +286,23 @@ def test_a_truncated_postgresql_backup_changes_nothing(
         assert backends.schema_version(db) == len(MIGRATIONS)
     finally:
         db.conn.close()
+
+
+def test_storage_that_already_runs_unchanged_on_either_backend(migrated):
+    """Accounts, rate counts and the record of events, as the app calls them: the first
+    storage modules whose SQL the dialect carries whole (docs/postgresql-plan.md)."""
+    accounts.create_researcher(migrated, "ana", "a long enough password")
+    assert accounts.find_researcher(migrated, "ana") == accounts.Researcher(1, "ana", True)
+    with pytest.raises(accounts.UsernameTakenError):
+        accounts.create_researcher(migrated, "ana", "another long password")
+    assert [rate_counts.count_attempt(migrated, "k", 60, 1000.0 + i) for i in range(3)] == [1, 2, 3]
+    assert rate_counts.attempts(migrated, "k", 1059.0) == (3, 1060.0)
+    assert rate_counts.attempts(migrated, "k", 1060.0) == (0, 1060.0)
+    events.record_event(migrated, "ana", "deleted survey", "s: T")
+    assert [(e.actor, e.action, e.subject) for e in events.recent_events(migrated)] == [
+        ("ana", "deleted survey", "s: T"),
+        ("command line", "administrator added", "ana"),
+    ]
 
 
 def test_the_setting_chooses_the_backend():
