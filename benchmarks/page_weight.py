@@ -176,12 +176,16 @@ TEN_QUESTIONS = {
 }
 
 
-def _weigh(client: Any, path: str) -> dict[str, Any]:
-    """One page and the assets it references: bytes raw and gzip-compressed."""
-    response = client.get(path)
-    if response.status_code != 200:
-        raise RuntimeError(f"GET {path}: {response.status_code}")
-    html = response.get_data()
+def weigh_page(client: Any, path: str, html: bytes | None = None) -> dict[str, Any]:
+    """One page and the assets it references: bytes raw and gzip-compressed.
+
+    ``html`` is a page already served (the reply to a POST, ``path`` naming it); None: GET
+    ``path``."""
+    if html is None:
+        response = client.get(path)
+        if response.status_code != 200:
+            raise RuntimeError(f"GET {path}: {response.status_code}")
+        html = response.get_data()
     items: list[dict[str, Any]] = [
         {"url": path, "kind": "html", "bytes": len(html), "gzip": len(gzip.compress(html))}
     ]
@@ -223,14 +227,14 @@ def measure(definitions: dict[str, Any]) -> dict[str, Any]:
         for (name, survey), language in itertools.product(surveys.items(), LANGUAGES):
             client = app.test_client()
             path = f"/s/{survey.slug}?" + ("agree=yes&" if survey.consent else "")
-            entry = _weigh(client, f"{path}lang={language}")
+            entry = weigh_page(client, f"{path}lang={language}")
             entry["slug"] = survey.slug
             entry["language"] = language
             entry["question_count"] = len(survey.questions)
             entry["types"] = sorted({f"{q.type}/{q.mechanism.name}" for q in survey.questions})
             if survey.consent:
                 consent = f"/s/{survey.slug}?lang={language}"
-                entry["consent_step"] = _weigh(app.test_client(), consent)
+                entry["consent_step"] = weigh_page(app.test_client(), consent)
             results[f"{name}, {language}"] = entry
     return results
 
