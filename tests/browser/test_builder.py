@@ -20,12 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.browser import (
-    DESKTOP,
-    LiveServer,
-    layout_problems,
-    watch,
-)
+from tests.support.browser import DESKTOP, LiveServer, layout_problems, watch
 
 USERNAME = "builder-ada"
 PASSWORD = "correct horse battery"
