@@ -148,7 +148,7 @@ def _survey_page(
         submission_id=token,
         shown_section=section.section if section else None,
         carried=carried.carried if carried else None,
-        shown_parts=display_parts(survey.parts, survey.question_order),
+        shown_parts=display_parts(survey.parts, survey.part_orders),
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
         field_errors=refusal.field_errors if refusal else {},
