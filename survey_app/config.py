@@ -104,8 +104,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "RATE_LIMIT_STORAGE",
         "memory://",
-        "Where rate-limit counters live: `memory://` counts per worker process; "
-        "`redis://host:port` shares them between workers and machines.",
+        "Where respondents' submission counters live: `memory://` counts per worker "
+        "process; `redis://host:port` shares them between workers and machines. Never the "
+        "database (privacy invariant 6); researchers' limits are always counted there.",
     ),
     Setting(
         "TRUSTED_PROXIES",

@@ -21,15 +21,17 @@ COINS = "coins.js"
 FORM = "randomize.js"
 #: A sectioned survey's Back and Next in the page (web/respond/section_steps.py).
 SECTIONS = "sections.js"
+#: Display logic in the page: shows a conditioned question while its condition holds.
+SHOW_IF = "show_if.js"
 MECHANISMS_FOLDER = "mechanisms"
 
 
 def script_names() -> tuple[str, ...]:
     """Every script a respondent's page may load: the coins, each mechanism's module, the
-    sections, the form. Nothing else is served this way (the builder's scripts are plain
-    static files)."""
+    sections, display logic, the form. Nothing else is served this way (the builder's
+    scripts are plain static files)."""
     modules = sorted(path.name for path in (STATIC / MECHANISMS_FOLDER).glob("*.js"))
-    return (COINS, *(f"{MECHANISMS_FOLDER}/{name}" for name in modules), SECTIONS, FORM)
+    return (COINS, *(f"{MECHANISMS_FOLDER}/{name}" for name in modules), SECTIONS, SHOW_IF, FORM)
 
 
 def minify(source: str) -> str:

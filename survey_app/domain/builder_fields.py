@@ -74,6 +74,12 @@ class QuestionFields:
     max: str = ""
     sensitive: bool = True
     required: bool = True
+    #: Display logic: the key of the earlier plain question this one depends on ("":
+    #: always shown), its option numbers as typed ("3, 4"), or its range.
+    show_if_question: str = ""
+    show_if_is: str = ""
+    show_if_min: str = ""
+    show_if_max: str = ""
     #: The index of its section, when the survey has sections.
     section: int = 0
     #: How the options are shown (``display_order.OPTION_ORDERS``), and the positions
@@ -94,6 +100,8 @@ class SectionFields:
 
     title: dict[str, str] = field(default_factory=dict)
     description: dict[str, str] = field(default_factory=dict)
+    #: Its questions' order (``display_order.QUESTION_ORDERS``), or "" for the survey's.
+    question_order: str = ""
 
 
 @dataclass
@@ -218,6 +226,7 @@ def fields_from_form(form: PostedForm) -> SurveyFields:
             SectionFields(
                 _per_language(form, f"s{i}.title", languages),
                 _per_language(form, f"s{i}.description", languages),
+                _one(form, f"s{i}.question_order"),
             )
             for i in sections[: MAX_SECTIONS + 1]
         ],
@@ -242,6 +251,10 @@ def _question_from_form(
         # A checkbox is sent only when ticked, and the builder always posts every field.
         sensitive=f"{prefix}.sensitive" in form,
         required=f"{prefix}.required" in form,
+        show_if_question=_one(form, f"{prefix}.show_if.question").strip(),
+        show_if_is=_one(form, f"{prefix}.show_if.is").strip(),
+        show_if_min=_one(form, f"{prefix}.show_if.min").strip(),
+        show_if_max=_one(form, f"{prefix}.show_if.max").strip(),
         section=_small_index(_one(form, f"{prefix}.section")),
         option_order=_one(form, f"{prefix}.option_order") or AS_WRITTEN,
         fixed_options=_one(form, f"{prefix}.fixed_options").strip(),
@@ -305,6 +318,8 @@ def _section_dict(fields: SurveyFields, index: int, section: SectionFields) -> d
     data: dict[str, Any] = {"title": _localized(section.title, languages)}
     if any(section.description.get(language, "").strip() for language in languages):
         data["description"] = _localized(section.description, languages)
+    if section.question_order:
+        data["question_order"] = section.question_order
     data["questions"] = [
         _question_dict(q, languages) for q in fields.questions if q.section == index
     ]
@@ -342,7 +357,23 @@ def _question_dict(question: QuestionFields, languages: tuple[str, ...]) -> dict
     if kind is not None and kind.has_range:
         data["min"] = _Written(question.min)
         data["max"] = _Written(question.max)
+    if question.show_if_question:
+        data["show_if"] = _show_if_dict(question)
     return data
+
+
+def _show_if_dict(question: QuestionFields) -> dict[str, Any]:
+    """The condition as typed: option numbers split at commas or spaces, bounds as
+    written; the import says what is wrong with any of it."""
+    condition: dict[str, Any] = {"question": question.show_if_question}
+    numbers = [number for number in re.split(r"[,\s]+", question.show_if_is) if number]
+    if numbers:
+        condition["is"] = [_Written(number) for number in numbers]
+    if question.show_if_min:
+        condition["min"] = _Written(question.show_if_min)
+    if question.show_if_max:
+        condition["max"] = _Written(question.show_if_max)
+    return condition
 
 
 def _localized(texts: Mapping[str, str], languages: tuple[str, ...]) -> str | dict[str, str]:
@@ -447,6 +478,7 @@ def fields_from_source(source: str) -> SurveyFields:
             SectionFields(
                 _texts(section.get("title", ""), languages),
                 _texts(section.get("description", ""), languages),
+                section.get("question_order", ""),
             )
             for section in sections
         ],
@@ -455,6 +487,7 @@ def fields_from_source(source: str) -> SurveyFields:
 
 def _question_fields(data: Mapping[str, Any], languages: tuple[str, ...]) -> QuestionFields:
     options = [_texts(option, languages) for option in data.get("options", [])]
+    condition = data.get("show_if") or {}  # validated already
     return QuestionFields(
         key=data.get("key", ""),
         type=data.get("type", NEW_QUESTION_TYPE),
@@ -470,6 +503,10 @@ def _question_fields(data: Mapping[str, Any], languages: tuple[str, ...]) -> Que
         max=data.get("max", ""),
         sensitive=_flag(data.get("sensitive", "true")),
         required=_flag(data.get("required", "true")),
+        show_if_question=condition.get("question", ""),
+        show_if_is=", ".join(condition.get("is", [])),
+        show_if_min=condition.get("min", ""),
+        show_if_max=condition.get("max", ""),
         option_order=data.get("option_order", AS_WRITTEN),
         fixed_options=", ".join(data.get("fixed_options", [])),
     )
@@ -490,6 +527,9 @@ def _flag(text: str) -> bool:
 _ERROR_PATH = re.compile(
     r"questions\[(?P<index>\d+)\]"
     r"(?:\.(?P<name>[a-z_]+))?(?:\[\d+\])?(?:\.(?P<language>[a-z]{2}))?"
+)
+_SHOW_IF_ERROR_PATH = re.compile(
+    r"questions\[(?P<index>\d+)\]\.show_if(?:\.(?P<name>question|is|min|max))?(?:\[\d+\])?"
 )
 _SURVEY_ERROR_PATH = re.compile(r"(?P<name>[a-z_]+)(?:\[\d+\])?(?:\.(?P<language>[a-z]{2}))?")
 _TEXT_FIELDS = frozenset({*SURVEY_TEXTS, "text", "options"})
@@ -520,6 +560,9 @@ def error_field_name(path: str, languages: Iterable[str]) -> str | None:
     A text's path without a language (one-language surveys) means the main language's box.
     """
     main = next(iter(languages), "en")
+    condition = _SHOW_IF_ERROR_PATH.fullmatch(path)
+    if condition:
+        return f"q{condition['index']}.show_if.{condition['name'] or 'question'}"
     question = _ERROR_PATH.fullmatch(path)
     if question:
         name = question["name"]

@@ -20,6 +20,7 @@ from typing import Any
 
 import sqlite_utils
 
+from survey_app.domain.display_logic import NOT_APPLICABLE, population
 from survey_app.domain.question_estimates import CategoryEstimate, QuestionEstimate
 from survey_app.domain.question_privacy import shown_epsilon, survey_ledger
 from survey_app.privacy import MeanEstimate
@@ -46,6 +47,10 @@ AGGREGATE_COLUMNS = (
     "display_estimate",
     "parameters",
 )
+#: Added after ``AGGREGATE_COLUMNS`` for a survey with display logic (``show_if``): the
+#: responses a question did not apply to, outside its n, and whom its estimate describes.
+#: Only then, so a survey without conditions keeps its file's shape.
+CONDITION_COLUMNS = ("not_applicable", "population")
 RESPONSE_COLUMNS = ("survey", "answered_on", "design")
 ESTIMATOR = (
     "shares: unbiased moment estimator (count/n - p_false)/(p_true - p_false), clipped to "
@@ -132,8 +137,10 @@ def aggregate_rows(
     """One mapping per question and category (an option, "yes", or "mean"), full precision;
     None where a question has no responses yet."""
     ledger = survey_ledger(survey)
+    options = {question.key: question.options for question in survey.questions}
     for item in estimates:
         question = item.question
+        condition = question.show_if
         common = {
             "survey": survey.slug,
             "question": question.key,
@@ -142,6 +149,13 @@ def aggregate_rows(
             "epsilon": _epsilon_at_most(ledger.entry(question.key).epsilon_bound),
             "n": item.n,
             "parameters": question.mechanism.parameters(),
+            # Display logic: who n counts, and the responses left out as not applicable.
+            "not_applicable": item.not_applicable,
+            "population": (
+                "all respondents"
+                if condition is None
+                else population(condition, options[condition.question])
+            ),
         }
         for category in item.categories:
             # Tick all that apply: an option's n is the reports about it (n_j).
@@ -193,7 +207,7 @@ def _interval(estimate: Any) -> dict[str, Any]:
 def _csv_cell(column: str, value: Any) -> object:
     if value is None:
         return ""
-    if column in {"question_text", "category"}:
+    if column in {"question_text", "category", "population"}:
         return neutralize(str(value))
     if column == "parameters":
         return json.dumps(value, sort_keys=True, separators=(",", ":"))
@@ -207,12 +221,20 @@ def _csv_cell(column: str, value: Any) -> object:
 
 
 def aggregate_csv(survey: Survey, estimates: Iterable[QuestionEstimate]) -> Iterator[str]:
-    """The aggregate rows as CSV with ``AGGREGATE_COLUMNS``; empty cells where n = 0."""
+    """The aggregate rows as CSV with ``aggregate_columns``; empty cells where n = 0."""
+    columns = aggregate_columns(survey)
     rows = (
-        [_csv_cell(column, row[column]) for column in AGGREGATE_COLUMNS]
+        [_csv_cell(column, row[column]) for column in columns]
         for row in aggregate_rows(survey, estimates)
     )
-    return csv_chunks(itertools.chain([AGGREGATE_COLUMNS], rows))
+    return csv_chunks(itertools.chain([columns], rows))
+
+
+def aggregate_columns(survey: Survey) -> tuple[str, ...]:
+    """The aggregate CSV's header: ``CONDITION_COLUMNS`` too when a question has a
+    condition."""
+    conditioned = any(question.show_if is not None for question in survey.questions)
+    return AGGREGATE_COLUMNS + CONDITION_COLUMNS if conditioned else AGGREGATE_COLUMNS
 
 
 def estimates_json(survey: Survey, estimates: Iterable[QuestionEstimate]) -> dict[str, Any]:
@@ -235,13 +257,21 @@ def response_columns(survey: Survey) -> list[str]:
 
 def _response_cells(question: Question) -> Callable[[Any], list[object]]:
     """How one question's stored value becomes its cells in the per-response CSV: as its
-    mechanism writes them, empty for a skip; text guarded against formulas, floats at
-    six decimals."""
+    mechanism writes them, empty for a skip, ``NOT_APPLICABLE`` ("n/a") in each for a
+    question that did not apply; text guarded against formulas, floats at six decimals."""
     mechanism, options = question.mechanism, question.options
-    skipped: list[object] = [""] * len(mechanism.export_columns(question.key))
-    return lambda v: (
-        skipped if v is None else [_cell(c) for c in mechanism.export_cells(v, options)]
-    )
+    width = len(mechanism.export_columns(question.key))
+    skipped: list[object] = [""] * width
+    left_out: list[object] = [NOT_APPLICABLE] * width
+
+    def cells(value: Any) -> list[object]:
+        if value is None:
+            return skipped
+        if value == NOT_APPLICABLE:
+            return left_out
+        return [_cell(c) for c in mechanism.export_cells(value, options)]
+
+    return cells
 
 
 def _cell(value: object) -> object:
@@ -349,6 +379,10 @@ def codebook(
             described["scores"] = list(question.scores)
         if question.type.has_range:
             described["min"], described["max"] = question.min, question.max
+        if question.show_if is not None:
+            described["show_if"] = question.show_if.written()
+            plain = next(q for q in survey.questions if q.key == question.show_if.question)
+            described["population"] = population(question.show_if, plain.options)
         rr = question.mechanism.r_rr_design(r_name(question.key))
         if rr is not None:
             described["r_rr_package"] = rr
@@ -380,8 +414,12 @@ def codebook(
         book["simultaneous"] = SIMULTANEOUS
         book["display_estimate"] = DISPLAY
         book["confidence"] = confidence
-        book["columns"] = list(AGGREGATE_COLUMNS)
+        book["columns"] = list(aggregate_columns(survey))
     else:
         book["columns"] = response_columns(survey)
-        book["values"] = "randomized reports, not true answers; empty = question skipped"
+        book["values"] = (
+            "randomized reports, not true answers; empty = question skipped; "
+            f"{NOT_APPLICABLE} = not applicable (the question's show_if condition on a plain "
+            "answer did not hold, so it was not asked)"
+        )
     return book

@@ -34,6 +34,7 @@ section while it streams out, the map of section offsets moved on to match (Stat
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import itertools
@@ -49,6 +50,7 @@ from typing import IO, Any, cast
 
 import sqlite_utils
 
+from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.domain.exports import codebook, reports_one_option, response_columns
 from survey_app.privacy import DEFAULT_INTERVAL_METHOD, ProportionMechanism
 from survey_app.storage.responses import iter_response_rows
@@ -66,6 +68,13 @@ RESERVED_NAMES = frozenset(
 )
 STATA_STRING_TYPE = re.compile(r"str\d+")
 YES_NO_LABELS = {1: "yes", 0: "no"}
+#: A not-applicable cell's number, by kind of variable: below every option index and score
+#: (|score| ≤ 10^6) for a code, beyond every report (|report| ≤ 3·10^9) and every value
+#: mapped from one for a measure. SPSS declares it user-missing (``missing_ranges``); Stata
+#: writes it as the extended missing value .a (``STATA_NOT_APPLICABLE``). Both label it.
+NOT_APPLICABLE_CODES: dict[str, int | float] = {"code": -99_999_999, "measure": -1e15}
+NOT_APPLICABLE_LABEL = "not applicable"
+STATA_NOT_APPLICABLE = "a"
 #: Tick all that apply: whether the option a response reports on was reported ticked.
 TICKED_LABELS = {1: "ticked", 0: "not ticked"}
 # The CSV's first three columns: their labels and kinds.
@@ -112,6 +121,14 @@ class Variable:
     label: str
     value_labels: dict[int, str] | None
     kind: str
+    #: Its question has a condition (``show_if``): a response it did not apply to holds
+    #: the user-missing value "not applicable" here, apart from a skip's system missing.
+    conditioned: bool = False
+
+    @property
+    def not_applicable_code(self) -> int | float:
+        """The number a not-applicable cell holds in the table (``NOT_APPLICABLE_CODES``)."""
+        return NOT_APPLICABLE_CODES[self.kind]
 
 
 @dataclass(frozen=True)
@@ -138,6 +155,8 @@ class FileFormat:
     writer: str
     options: Callable[[LabelledTable], dict[str, Any]]
     stream: Callable[[IO[bytes], list[str]], Iterator[bytes]]
+    #: The frame and the writer's options that mark the not-applicable cells missing.
+    user_missing: Callable[[LabelledTable], tuple[Any, dict[str, Any]]]
 
 
 def variable_names(columns: Sequence[str]) -> list[str]:
@@ -162,6 +181,14 @@ def variable_names(columns: Sequence[str]) -> list[str]:
 
 
 def _question_variables(question: Question, names: Iterator[str]) -> list[Variable]:
+    """A question's variables (``_variables``), marked when its question is conditioned."""
+    variables = _variables(question, names)
+    if question.show_if is None:
+        return variables
+    return [dataclasses.replace(variable, conditioned=True) for variable in variables]
+
+
+def _variables(question: Question, names: Iterator[str]) -> list[Variable]:
     """A question's variables: one, or one per option's bit (labelled "[option] text"),
     or for tick all that apply the option a response reports on and its reported tick."""
     if question.type.is_multiple:
@@ -189,9 +216,10 @@ def option_codes(question: Question) -> tuple[int, ...]:
     return question.scores if question.type.has_scores else tuple(range(len(question.options)))
 
 
-def _cells(question: Question) -> Callable[[Any], tuple[Any, ...]]:
+def _cells(question: Question, variables: list[Variable]) -> Callable[[Any], tuple[Any, ...]]:
     """How a stored value becomes the question's cells: the CSV's (``export_cells``), a
-    reported option's text turned back into its index; None for a skip. Remembered per
+    reported option's text turned back into its index; None for a skip; each variable's
+    ``not_applicable_code`` where the question did not apply. Remembered per
     stored value: a question has few (two for yes/no and Duchi's bit, k options), and a
     mechanism may compute its cells from exact rationals, tens of µs a call."""
     mechanism, options = question.mechanism, question.options
@@ -203,22 +231,31 @@ def _cells(question: Question) -> Callable[[Any], tuple[Any, ...]]:
     def cells(stored: Any) -> tuple[Any, ...]:
         if stored is None:
             return (None,) * width
+        if stored == NOT_APPLICABLE:
+            return tuple(variable.not_applicable_code for variable in variables)
         reported = mechanism.export_cells(stored, options)
         return (codes[str(reported[0])],) if one_option else tuple(reported)
 
     return cells
 
 
-def _rows(db: sqlite_utils.Database, survey: Survey) -> Iterator[tuple[Any, ...]]:
+def _rows(
+    db: sqlite_utils.Database, survey: Survey, groups: list[list[Variable]]
+) -> Iterator[tuple[Any, ...]]:
     """Every stored response as the file's row: the CSV's, options as codes, a date."""
-    encoders = [_cells(q) for q in survey.questions]
+    encoders = [_cells(q, group) for q, group in zip(survey.questions, groups, strict=True)]
     day = functools.cache(datetime.date.fromisoformat)  # one per day, not per row
     for answered_on, design, *stored in iter_response_rows(db, survey):
         cells = (encode(value) for encode, value in zip(encoders, stored, strict=True))
         yield (survey.slug, day(str(answered_on)), design, *itertools.chain.from_iterable(cells))
 
 
-def _frame(db: sqlite_utils.Database, survey: Survey, variables: list[Variable]) -> Any:
+def _frame(
+    db: sqlite_utils.Database,
+    survey: Survey,
+    variables: list[Variable],
+    groups: list[list[Variable]],
+) -> Any:
     """The table pyreadstat is given: a polars frame, typed column by column, built
     ``BATCH_ROWS`` responses at a time, so the rows as Python objects never all exist at
     once (8 bytes a number in the frame against some 40 as objects)."""
@@ -226,7 +263,7 @@ def _frame(db: sqlite_utils.Database, survey: Survey, variables: list[Variable])
 
     kinds = {"text": polars.Utf8, "date": polars.Date, "code": polars.Int32}
     schema = {v.name: kinds.get(v.kind, polars.Float64) for v in variables}
-    rows = _rows(db, survey)
+    rows = _rows(db, survey, groups)
     batches = [polars.DataFrame(schema=schema)]
     while batch := list(itertools.islice(rows, BATCH_ROWS)):
         batches.append(polars.DataFrame(batch, schema=schema, orient="row"))
@@ -293,7 +330,10 @@ def _notes(survey: Survey, groups: list[list[Variable]], app_version: str) -> li
         f"{app_version} at {book['exported_at']}.",
         "Sensitive questions hold randomized reports, not true answers: analyse them with "
         "each question's design below, never as answers. A missing value is a skipped "
-        "question.",
+        "question; the user-missing value labelled not applicable (SPSS: "
+        f"{NOT_APPLICABLE_CODES['code']} for a code, {NOT_APPLICABLE_CODES['measure']:.0f} for "
+        "a number; Stata: .a) a question whose show_if condition on a plain answer did not "
+        "hold, so it was not asked.",
         f"Privacy: each question's epsilon is below; a respondent who answers them all "
         f"reveals at most epsilon {book['epsilon_per_respondent']} ({book['composition']}).",
     ]
@@ -313,7 +353,7 @@ def labelled_table(db: sqlite_utils.Database, survey: Survey, app_version: str) 
     return LabelledTable(
         label=f"Randomized reports (design in the notes): {survey.title}",
         variables=variables,
-        frame=_frame(db, survey, variables),
+        frame=_frame(db, survey, variables, groups),
         notes=_notes(survey, groups, app_version),
     )
 
@@ -355,14 +395,50 @@ def _write(table: LabelledTable, path: str, file_format: FileFormat) -> None:
         for variable in table.variables
         if (labels := variable.value_labels) is not None
     }
+    frame, missing = file_format.user_missing(table)
+    for variable in table.variables:
+        if variable.conditioned:
+            code = STATA_NOT_APPLICABLE if "missing_user_values" in missing else None
+            key = variable.not_applicable_code if code is None else code
+            value_labels.setdefault(variable.name, {})[key] = NOT_APPLICABLE_LABEL  # type: ignore[index]
     getattr(pyreadstat, file_format.writer)(
-        table.frame,
+        frame,
         path,
         file_label=file_format.file_label.fit(table.label),
         column_labels=[file_format.label.fit(variable.label) for variable in table.variables],
         variable_value_labels=value_labels,
         **file_format.options(table),
+        **missing,
     )
+
+
+def _spss_missing(table: LabelledTable) -> tuple[Any, dict[str, Any]]:
+    """SPSS: each conditioned variable's not-applicable code declared user-missing."""
+    ranges = {v.name: [v.not_applicable_code] for v in table.variables if v.conditioned}
+    return table.frame, {"missing_ranges": ranges} if ranges else {}
+
+
+def _stata_missing(table: LabelledTable) -> tuple[Any, dict[str, Any]]:
+    """Stata: each conditioned variable's not-applicable code written as .a, which
+    pyreadstat takes from a column of objects holding "a" (its type stays numeric)."""
+    import polars
+
+    conditioned = [v for v in table.variables if v.conditioned]
+    if not conditioned:
+        return table.frame, {}
+    columns = [
+        polars.Series(
+            v.name,
+            [
+                STATA_NOT_APPLICABLE if value == v.not_applicable_code else value
+                for value in table.frame[v.name].to_list()
+            ],
+            dtype=polars.Object,
+        )
+        for v in conditioned
+    ]
+    frame = table.frame.with_columns(columns)
+    return frame, {"missing_user_values": {v.name: [STATA_NOT_APPLICABLE] for v in conditioned}}
 
 
 def _written(table: LabelledTable, file_format: FileFormat) -> IO[bytes]:
@@ -432,6 +508,7 @@ FORMATS = {
         writer="write_sav",
         options=lambda table: {"note": _document_lines(table.notes)},
         stream=_plain_stream,
+        user_missing=_spss_missing,
     ),
     "dta": FileFormat(
         extension="dta",
@@ -442,6 +519,7 @@ FORMATS = {
         writer="write_dta",
         options=lambda table: {"version": STATA_VERSION},
         stream=_stata_stream,
+        user_missing=_stata_missing,
     ),
 }
 

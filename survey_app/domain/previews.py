@@ -33,6 +33,7 @@ def preview_survey(definition: SurveyDefinition, language: str) -> Survey:
             mechanism=mechanisms[q.key],
             sensitive=q.sensitive,
             required=q.required,
+            show_if=q.show_if,
             options=q.texts(shown).options,
             scores=q.scores,
             min=q.min,

@@ -10,6 +10,7 @@ mapped back to the answer's scale. A rating scale is a choice, and also has a me
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import cast
 
@@ -28,7 +29,7 @@ from survey_app.privacy.mechanisms import SampledOption
 from survey_app.privacy.scale_means import estimate_mean_score
 from survey_app.privacy.ticked_shares import estimate_ticked
 from survey_app.storage.surveys import Question, Survey
-from survey_app.storage.tallies import Cells, read_tallies
+from survey_app.storage.tallies import NOT_APPLICABLE_CELL, Cells, read_tallies
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,9 @@ class QuestionEstimate:
     categories: tuple[CategoryEstimate, ...] = ()
     #: A number's mean answer, a scale's mean score; None without responses.
     mean: MeanEstimate | None = None
+    #: Responses the question did not apply to (its ``show_if`` failed): outside ``n``,
+    #: like skips, but counted apart, since the estimate describes the others only.
+    not_applicable: int = 0
 
     def reported_rate(self, category: CategoryEstimate) -> float | None:
         among = self.n if category.about is None else category.about
@@ -70,7 +74,10 @@ def survey_estimates(
 ) -> list[QuestionEstimate]:
     tallies = read_tallies(db, survey)
     return [
-        question_estimate(question, tallies[question.id], confidence, method)
+        dataclasses.replace(
+            question_estimate(question, tallies[question.id], confidence, method),
+            not_applicable=tallies[question.id].get(NOT_APPLICABLE_CELL, 0),
+        )
         for question in survey.questions
     ]
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from survey_app.domain.display_logic import ShowIf
 from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import (
     DEFAULT_CHOICE_NUMBER_EPSILON,
@@ -75,6 +76,9 @@ class SectionDefinition:
     title: str
     description: str = ""
     translations: dict[str, SectionTexts] = field(default_factory=dict, hash=False)
+    #: The order its questions are shown in (``display_order.QUESTION_ORDERS``); None:
+    #: the survey's ``question_order``.
+    question_order: str | None = None
 
     def texts(self, language: str) -> SectionTexts:
         """The section's words in ``language``; the main language's if it has no others."""
@@ -106,6 +110,8 @@ class QuestionDefinition:
     sensitive: bool = True
     #: False: the respondent may skip it.
     required: bool = True
+    #: Shown only when an earlier plain question's answer meets this (``display_logic``).
+    show_if: ShowIf | None = None
     #: How its options are shown (``display_order.OPTION_ORDERS``): as written, in random
     #: order, or (a scale) reversed for half the respondents. Display only.
     option_order: str = AS_WRITTEN

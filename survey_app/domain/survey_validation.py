@@ -13,13 +13,15 @@ never reported again as the others it would cause.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import ParamSpec, TypeVar
 
+from survey_app.domain.display_logic import ShowIf
 from survey_app.domain.display_order import AS_WRITTEN, OPTION_ORDERS, QUESTION_ORDERS, REVERSE
 from survey_app.domain.languages import LANGUAGES
 from survey_app.domain.survey_completion import MAX_THANK_YOU_LENGTH, read_completion
@@ -198,7 +200,8 @@ def _survey_questions(
         parts = _sections(survey["sections"], languages, problems)
         return (None, ()) if parts is None else parts
     if "questions" in survey:
-        return _questions(survey["questions"], languages, problems), ()
+        written = _questions(survey["questions"], languages, problems)
+        return (None if written is None else _conditioned(written, problems)), ()
     problems.add("is required but missing", "questions")  # (or sections: see the docs)
     return None, ()
 
@@ -213,7 +216,7 @@ def _sections(
     if items is None:
         return None
     before = len(problems)
-    questions: list[QuestionDefinition] = []
+    written: list[_Written] = []
     sections: list[SectionDefinition] = []
     first_use: dict[str, str] = {}
     for index, item in enumerate(items):
@@ -239,6 +242,11 @@ def _sections(
                 )
                 or description
             )
+        order = None
+        if "question_order" in section:
+            order = problems.check(
+                _choice, section["question_order"], f"{field}.question_order", QUESTION_ORDERS
+            )
         found = None
         if "questions" in section:
             found = _questions(
@@ -249,22 +257,24 @@ def _sections(
         main = languages[0]
         sections.append(
             SectionDefinition(
-                start=len(questions),
+                start=len(written),
                 title=title[main],
                 description=description[main],
                 translations={
                     code: SectionTexts(title[code], description[code]) for code in languages[1:]
                 },
+                question_order=order,
             )
         )
-        questions.extend(found)
-    if len(problems) == before and len(questions) > MAX_QUESTIONS:
+        written.extend(found)
+    if len(problems) == before and len(written) > MAX_QUESTIONS:
         problems.add(
             f"the sections must list at most {MAX_QUESTIONS} questions together "
-            f"(got {len(questions)})",
+            f"(got {len(written)})",
             "sections",
         )
-    return None if len(problems) > before else (tuple(questions), tuple(sections))
+    questions = _conditioned(written, problems)
+    return None if len(problems) > before or questions is None else (questions, tuple(sections))
 
 
 def _section_list(value: object) -> list[object]:
@@ -464,25 +474,40 @@ def _text(value: object, field: str, max_length: int, *, may_be_empty: bool = Fa
     return text
 
 
+@dataclasses.dataclass(frozen=True)
+class _Written:
+    """A question as the file writes it (``item``, at ``field``) and as read: None where
+    it has problems of its own. Conditions are judged on these once every question of
+    every section is known."""
+
+    field: str
+    item: object
+    question: QuestionDefinition | None
+
+    @property
+    def key(self) -> object:
+        return self.item.get("key") if isinstance(self.item, dict) else None
+
+
 def _questions(
     value: object,
     languages: tuple[str, ...],
     problems: _Problems,
     path: str = "questions",
     first_use: dict[str, str] | None = None,
-) -> tuple[QuestionDefinition, ...] | None:
-    """The questions listed at ``path``; ``first_use`` holds the keys already taken
-    elsewhere in the survey (by another section) and where."""
+) -> list[_Written] | None:
+    """The questions listed at ``path``, their conditions not yet judged; ``first_use``
+    holds the keys already taken elsewhere in the survey (by another section) and where."""
     items = problems.check(_question_list, value, path)
     if items is None:
         return None
-    before = len(problems)
-    questions: list[QuestionDefinition] = []
+    written: list[_Written] = []
     first_use = {} if first_use is None else first_use
     for index, item in enumerate(items):
         field = f"{path}[{index}]"
         question = _mapping(item, field, QUESTION_KEYS, problems)
         if question is None:
+            written.append(_Written(field, item, None))
             continue
         key_field = f"{field}.key"
         key = (
@@ -495,10 +520,179 @@ def _questions(
             )
         elif key is not None:
             first_use[key] = key_field
-        checked = _question(question, key, field, languages, problems)
-        if checked is not None:
-            questions.append(checked)
-    return None if len(problems) > before else tuple(questions)
+        written.append(_Written(field, item, _question(question, key, field, languages, problems)))
+    return written
+
+
+def _conditioned(
+    written: Sequence[_Written], problems: _Problems
+) -> tuple[QuestionDefinition, ...] | None:
+    """Every question with its ``show_if`` condition, judged against the whole survey (a
+    condition may name a question of an earlier section); None when any has a problem."""
+    before = len(problems)
+    conditioned = [
+        _with_condition(index, entry.question, written, problems)
+        for index, entry in enumerate(written)
+        if entry.question is not None
+    ]
+    if len(problems) > before or len(conditioned) < len(written):
+        return None
+    return tuple(conditioned)
+
+
+#: Keys a show_if condition may have; "question" is required.
+SHOW_IF_KEYS = {"question": True, "is": False, "min": False, "max": False}
+
+
+def _with_condition(
+    index: int, question: QuestionDefinition, written: Sequence[_Written], problems: _Problems
+) -> QuestionDefinition:
+    """``question`` (the ``index``-th of the survey) with its ``show_if`` condition, checked
+    against the whole survey: it names another question, so it is judged once every
+    question is known."""
+    item = written[index].item
+    assert isinstance(item, dict)  # a question that is not a mapping was refused before
+    if "show_if" not in item:
+        return question
+    field = f"{written[index].field}.show_if"
+    condition = _mapping(item["show_if"], field, SHOW_IF_KEYS, problems)
+    if condition is None or "question" not in condition:
+        return question
+    checked = problems.check(_show_if, condition, index, written, field)
+    return dataclasses.replace(question, show_if=checked)
+
+
+def _show_if(
+    condition: dict[str, object], index: int, written: Sequence[_Written], field: str
+) -> ShowIf | None:
+    """The condition written: on an earlier plain question, its options or a range;
+    None when the question it names has problems of its own (it cannot be judged).
+
+    A condition on a sensitive question is refused: who was shown a question would be
+    seen in the form's requests and stored as "not applicable", and would tell the
+    answer it depends on, unrandomized. Only a plain answer, stored as given anyway, may
+    decide what someone is shown.
+    """
+    key = _string(condition["question"], f"{field}.question")
+    keys = [entry.key for entry in written]
+    if key not in keys:
+        raise SurveyDefinitionError(
+            f"names no question of this survey ({_shorten(key)}); a condition names an "
+            "earlier question by its key",
+            f"{field}.question",
+        )
+    named = keys.index(key)
+    if named == index:
+        raise SurveyDefinitionError(
+            "a question cannot be shown on a condition on its own answer", f"{field}.question"
+        )
+    if named > index:
+        cycle = _condition_cycle(written, named, index)
+        also = f"; the conditions form a cycle ({' → '.join(cycle)})" if cycle else ""
+        raise SurveyDefinitionError(
+            f"names a later question ({written[named].field}, {key!r}): a condition may only "
+            f"depend on a question asked before it{also}",
+            f"{field}.question",
+        )
+    target = written[named].question
+    if target is None:
+        return None
+    if target.sensitive:
+        raise SurveyDefinitionError(
+            f"names the sensitive question {key!r}: which questions someone saw would reveal "
+            "their answer to it, unrandomized; a condition may only depend on a plain "
+            "question (sensitive: false)",
+            f"{field}.question",
+        )
+    if target.type.has_options:
+        return _option_condition(condition, key, len(target.options), field)
+    return _range_condition(condition, key, target, field)
+
+
+def _condition_cycle(written: Sequence[_Written], start: int, back_to: int) -> list[str]:
+    """The keys on the path of conditions from question ``start`` that comes back to
+    question ``back_to``, or [] when it does not (a later question is refused either way;
+    a cycle is named so its author sees why no order of the questions would do)."""
+    keys = [entry.key for entry in written]
+    path, seen = [str(keys[back_to]), str(keys[start])], {start}
+    current = start
+    while True:
+        item = written[current].item
+        condition = item.get("show_if") if isinstance(item, dict) else None
+        named = condition.get("question") if isinstance(condition, dict) else None
+        if named not in keys:
+            return []
+        current = keys.index(str(named))
+        path.append(str(keys[current]))
+        if current == back_to:
+            return path
+        if current in seen:
+            return []
+        seen.add(current)
+
+
+def _option_condition(written: dict[str, object], key: str, count: int, field: str) -> ShowIf:
+    """A condition on a plain choice or scale: the options (numbered from 1) that show."""
+    for bound in ("min", "max"):
+        if bound in written:
+            raise SurveyDefinitionError(
+                f"{key!r} is a choice: list the options that show this question under "
+                f"is (numbered from 1), not {bound}",
+                f"{field}.{bound}",
+            )
+    if "is" not in written:
+        raise SurveyDefinitionError(
+            f"is required for a condition on the choice {key!r}: the options (numbered "
+            f"from 1 to {count}) that show this question",
+            f"{field}.is",
+        )
+    value = written["is"]
+    if not isinstance(value, list) or not value:
+        raise SurveyDefinitionError(
+            f"must list option numbers from 1 to {count} (got {_describe(value)})", f"{field}.is"
+        )
+    options: list[int] = []
+    for position, item in enumerate(value):
+        number = _whole_number(item, f"{field}.is[{position}]")
+        if not 1 <= number <= count:
+            raise SurveyDefinitionError(
+                f"option {number} is out of range: {key!r} has {count} options (1 to {count})",
+                f"{field}.is[{position}]",
+            )
+        if number - 1 in options:
+            raise SurveyDefinitionError(f"option {number} is listed twice", f"{field}.is")
+        options.append(number - 1)
+    return ShowIf(key, options=tuple(sorted(options)))
+
+
+def _range_condition(
+    written: dict[str, object], key: str, target: QuestionDefinition, field: str
+) -> ShowIf:
+    """A condition on a plain number: the inclusive range (min, max or both) that shows."""
+    if "is" in written:
+        raise SurveyDefinitionError(
+            f"{key!r} is a number: give the range that shows this question as min and max, not is",
+            f"{field}.is",
+        )
+    if "min" not in written and "max" not in written:
+        raise SurveyDefinitionError(
+            f"a condition on the number {key!r} needs min, max or both (an inclusive range)",
+            field,
+        )
+    low = _whole_number(written["min"], f"{field}.min") if "min" in written else None
+    high = _whole_number(written["max"], f"{field}.max") if "max" in written else None
+    if low is not None and high is not None and high < low:
+        raise SurveyDefinitionError(
+            f"must be at least min (got min {low}, max {high})", f"{field}.max"
+        )
+    assert target.min is not None and target.max is not None
+    if (low is not None and low > target.max) or (high is not None and high < target.min):
+        raise SurveyDefinitionError(
+            f"no answer to {key!r} ({target.min} to {target.max}) is in this range, so the "
+            "question would never be shown",
+            field,
+        )
+    return ShowIf(key, min=low, max=high)
 
 
 def _question_list(value: object, field: str) -> list[object]:

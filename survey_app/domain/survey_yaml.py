@@ -66,6 +66,8 @@ def _sections(definition: SurveyDefinition) -> list[dict[str, object]]:
             item["description"] = _per_language(
                 {c: t.description for c, t in texts.items()}, languages
             )
+        if section.question_order is not None:
+            item["question_order"] = section.question_order
         item["questions"] = [
             _question(question, languages) for question in definition.questions[section.start : end]
         ]
@@ -84,6 +86,8 @@ def _question(question: QuestionDefinition, languages: tuple[str, ...]) -> dict[
         item["sensitive"] = False
     if not question.required:
         item["required"] = False
+    if question.show_if is not None:
+        item["show_if"] = question.show_if.written()
     if question.epsilon is not None:
         item["epsilon"] = _decimal(question.epsilon)
     if question.mechanism != DEFAULT_MECHANISM:

@@ -2,6 +2,9 @@
  * The survey form (DESIGN.md, "The mechanisms"): a new form posts the reports, the plain
  * answers and randomized=client, each value at one length; the one filled in is reset.
  * Without crypto or a module for each mechanism, it posts as it is: the server randomizes.
+ * A form it takes over gets a "randomizing" event first: sections.js and show_if.js act on
+ * a page only then (otherwise it works as without scripts). A question's enabled hidden
+ * input (show_if.js's not-applicable value) is posted as it is, in its place.
  */
 (function () {
   "use strict";
@@ -19,10 +22,11 @@
       input.value = value;
       out.appendChild(input);
     };
-    const hidden = new Set();
-    form.querySelectorAll('input[type="hidden"]').forEach((input) => {
+    const hidden = new Set(), na = {}; // na: a hidden question's placeholder, in its place
+    form.querySelectorAll('input[type="hidden"]:enabled').forEach((input) => {
       hidden.add(input.name);
-      add(input.name, input.value);
+      if ("na" in input.dataset) na[input.name] = input.value;
+      else add(input.name, input.value);
     });
     const has = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
     const answers = {}, ticks = {}; // ticks: "<key>.<j>" y/n, bit j of the report's answer
@@ -39,7 +43,9 @@
     // In the order the questions are written, whatever order the page showed them in:
     // the request says nothing about that order (domain/display_order.py).
     for (const key of JSON.parse(form.dataset.questions)) {
-      if (has(design, key) && ticks[key]) {
+      if (has(na, key)) {
+        add(key, na[key]);
+      } else if (has(design, key) && ticks[key]) {
         add(key, R.wire(design[key], Array.from(ticks[key]).join(""))); // throws unless k bits
       } else if (has(design, key) && has(answers, key)) {
         add(key, R.wire(design[key], answers[key]));
@@ -91,6 +97,7 @@
     all('form[data-randomize="survey"]', (form) => {
       const design = designOf(form);
       if (!design) return;
+      form.dispatchEvent(new Event("randomizing", { bubbles: true })); // before our submit
       form.addEventListener("submit", (event) => onSubmit(event, design));
       all(".js-only", (e) => { e.hidden = false; });
     });

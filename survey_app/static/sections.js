@@ -3,24 +3,13 @@
  * section once the browser's own checks pass on the one shown, Back the one before, and
  * focus goes to the new section's heading. Nothing leaves the browser until the last
  * section's button, which randomize.js handles as for a survey of one page (one POST of
- * reports). Only where randomize.js will randomize (crypto, and a module for each of the
- * design's mechanisms): otherwise each Next posts its section and the server randomizes
- * it and carries its reports forward (web/respond/section_steps.py).
+ * reports). Only on a form randomize.js takes over (its "randomizing" event, sent before
+ * it listens for the submit, so that Enter and Next act first): otherwise each Next posts
+ * its section and the server randomizes it and carries its reports forward
+ * (web/respond/section_steps.py).
  */
 (function () {
   "use strict";
-  const R = window.surveyRandomizer;
-
-  function randomizes(form) { // the test randomize.js applies before it takes a form over
-    if (!(R && window.crypto && window.crypto.getRandomValues)) return false;
-    try {
-      const design = JSON.parse(form.dataset.design);
-      return Object.values(design).every((p) => R.has(p.mechanism));
-    } catch {
-      return false;
-    }
-  }
-
   function walk(form) {
     const sections = Array.from(form.querySelectorAll("section.survey-section"));
     let at = 0;
@@ -63,15 +52,7 @@
     }, true);
   }
 
-  function start() {
-    document.querySelectorAll('form[data-randomize="survey"]').forEach((form) => {
-      if (form.querySelector("section.survey-section") && randomizes(form)) walk(form);
-    });
-  }
-
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", start);
-  } else {
-    start();
-  }
+  document.addEventListener("randomizing", (event) => {
+    if (event.target.querySelector("section.survey-section")) walk(event.target);
+  });
 })();

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 import sqlite_utils
 
 from survey_app.domain.answers import Stored
+from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.storage.database import connect, write_transaction
 from survey_app.storage.surveys import Survey
 
@@ -98,7 +99,8 @@ def joint_counts(
 ) -> dict[Combination, int]:
     """How many responses stored each combination of values for ``keys``, in that order.
 
-    A skipped question's value is None; a combination no response has is absent. While
+    A skipped question's value is None, and so is one that did not apply (its condition
+    failed); a combination no response has is absent. While
     another request counts this survey from scratch, this one sleeps and then starts from
     its counts; ``patience`` bounds that sleep in seconds (None: as long as it takes),
     after which ``CountsBeingPrepared`` is raised.
@@ -197,7 +199,10 @@ def _scan(
 ) -> Counter[Combination]:
     """The counts of the rows with ids in (counted.through_id, newest]."""
     # Paths are bound as parameters, never spliced into the SQL; keys are quoted in them.
-    columns = ", ".join("json_extract(answers, ?)" for _ in keys)
+    # A question that did not apply is counted as no answer, like a skip: every analysis
+    # across questions leaves it out alike (``display_logic``).
+    no_answer = f"nullif(json_extract(answers, ?), '{NOT_APPLICABLE}')"
+    columns = ", ".join(no_answer for _ in keys)
     groups = ", ".join(str(i + 1) for i in range(len(keys)))
     sql = (
         f"SELECT {columns}, count(*) FROM responses "  # noqa: S608 (placeholders only)

@@ -485,6 +485,31 @@ def _survey_sections(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE surveys ADD COLUMN sections TEXT NOT NULL DEFAULT '[]'")
 
 
+def _question_conditions(db: sqlite_utils.Database) -> None:
+    """Display logic: a question's ``show_if`` condition on an earlier plain question, as
+    JSON written as the survey file writes it (``{"question": "year", "is": [3, 4]}``);
+    NULL for a question always shown. Responses store "n/a" for a question that did not
+    apply (``display_logic.NOT_APPLICABLE``): no change to their table."""
+    db.execute("ALTER TABLE questions ADD COLUMN show_if TEXT")
+
+
+def _shared_rate_counts(db: sqlite_utils.Database) -> None:
+    """Researchers' rate limits (logins, password links, share lookups) counted in the
+    database, so that several processes or machines serving it count as one
+    (``rate_counts.py``): a hashed key, its count, and when its window ends (seconds since
+    the epoch). Ended windows are deleted as counting goes on. Never a respondent's."""
+    db.executescript(
+        """
+        CREATE TABLE rate_counts (
+            key TEXT PRIMARY KEY,
+            count INTEGER NOT NULL,
+            window_ends REAL NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX rate_counts_by_end ON rate_counts (window_ends);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -501,6 +526,8 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _survey_endings,
     _display_orders,
     _survey_sections,
+    _question_conditions,
+    _shared_rate_counts,
 )
 
 

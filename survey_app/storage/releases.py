@@ -21,7 +21,14 @@ from survey_app.storage.surveys import Survey
 
 
 def load_ledger(db: sqlite_utils.Database, survey: Survey) -> Ledger:
-    """The survey's budget, every release charged against it and every budget change."""
+    """The survey's budget, every release charged against it and every budget change.
+
+    Read inside a write transaction (``publish``, ``set_budget``), it is the ledger no
+    other process can change before that transaction ends: SQLite's ``BEGIN IMMEDIATE``
+    took the write lock first. A server database would read the survey's row ``FOR
+    UPDATE`` here, so that two servers publishing at once still charge one after the
+    other.
+    """
     (budget,) = db.execute(
         "SELECT central_budget FROM surveys WHERE id = ?", [survey.id]
     ).fetchone()

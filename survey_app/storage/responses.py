@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from survey_app.domain.answers import Report, Stored, from_stored, to_stored
+from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.storage.database import erase_write_ahead_log, write_transaction
 from survey_app.storage.invitations import release_invitation, use_invitation
 from survey_app.storage.surveys import Survey
@@ -25,13 +26,15 @@ class StoredResponse:
     """Exactly the stored row, shown to the respondent after submitting (invariant 5).
 
     ``design`` is the fingerprint of the mechanisms (with their exact parameters) that
-    the reports went through; ``reported`` holds None for a skipped question.
+    the reports went through; ``reported`` holds None for a skipped question and for one
+    that did not apply, whose key is in ``not_applicable`` (``display_logic``).
     """
 
     survey_slug: str
     answered_on: str
     design: str
     reported: dict[str, Report | None]
+    not_applicable: frozenset[str] = frozenset()
 
 
 class SubmissionConflictError(ValueError):
@@ -57,11 +60,16 @@ def find_response(
     if survey_id != survey.id:
         raise SubmissionConflictError("this submission id belongs to another survey")
     stored: dict[str, Stored] = json.loads(answers)
+    hidden = frozenset(key for key, value in stored.items() if value == NOT_APPLICABLE)
     return StoredResponse(
         survey_slug=survey.slug,
         answered_on=answered_on,
         design=design,
-        reported={q.key: from_stored(q, stored.get(q.key)) for q in survey.questions},
+        reported={
+            q.key: None if q.key in hidden else from_stored(q, stored.get(q.key))
+            for q in survey.questions
+        },
+        not_applicable=hidden,
     )
 
 
@@ -71,8 +79,14 @@ def record_response(
     reported: Mapping[str, Report | None],
     submission_id: str,
     invitation: str | None = None,
+    not_applicable: frozenset[str] = frozenset(),
 ) -> StoredResponse:
     """Store one randomized response and add it to the tallies, in one short transaction.
+
+    ``not_applicable`` names the questions whose condition the plain answers did not meet
+    (``display_logic.not_applicable``): each is stored as ``NOT_APPLICABLE`` and must come
+    with no report (ValueError otherwise: an answer to a question that did not apply is
+    never stored, randomized or not).
 
     A submission id already stored returns the earlier response unchanged: a retry must
     not add a second, freshly randomized copy (two copies would weaken the protection).
@@ -89,13 +103,21 @@ def record_response(
     """
     if set(reported) != {q.key for q in survey.questions}:
         raise ValueError("a response must list exactly the survey's questions")
+    if any(reported[key] is not None for key in not_applicable):
+        raise ValueError("a question that did not apply has no report to store")
     stored = StoredResponse(
         survey_slug=survey.slug,
         answered_on=datetime.date.today().isoformat(),
         design=survey.design,
         reported=dict(reported),
+        not_applicable=not_applicable,
     )
-    answers = json.dumps({q.key: to_stored(q, reported[q.key]) for q in survey.questions})
+    answers = json.dumps(
+        {
+            q.key: NOT_APPLICABLE if q.key in not_applicable else to_stored(q, reported[q.key])
+            for q in survey.questions
+        }
+    )
     if not survey.by_invitation:
         return _store(db, survey, stored, submission_id, answers)
     existing = find_response(db, survey, submission_id)
@@ -141,12 +163,13 @@ def _store(
             "VALUES (?, ?, ?, ?, ?)",
             [submission_id, survey.id, stored.answered_on, stored.design, answers],
         )
-        add_to_tallies(db, survey, stored.reported)
+        add_to_tallies(db, survey, stored.reported, stored.not_applicable)
     return stored
 
 
 def iter_response_rows(db: sqlite_utils.Database, survey: Survey) -> Iterator[list[object]]:
-    """Every stored response as [day, design, stored value per question].
+    """Every stored response as [day, design, stored value per question], the value
+    ``NOT_APPLICABLE`` for a question that did not apply, None for a skip.
 
     Read with a plain cursor in storage order, one row at a time: exports of a million
     rows stream through here, so nothing is collected and no per-row object is built.

@@ -14,6 +14,7 @@ import sqlite_utils
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
+from survey_app.domain.display_logic import ShowIf
 from survey_app.domain.display_order import AS_WRITTEN
 from survey_app.domain.survey_limits import DEFAULT_LANGUAGES
 from survey_app.domain.survey_model import (
@@ -81,6 +82,8 @@ class Question:
     min: int | None = None
     max: int | None = None
     requested_epsilon: str | None = None
+    #: Shown only when an earlier plain question's answer meets this (``display_logic``).
+    show_if: ShowIf | None = None
     #: How its options are shown, and which keep their place (``display_order``).
     option_order: str = AS_WRITTEN
     fixed_options: tuple[int, ...] = ()
@@ -187,6 +190,14 @@ class Survey:
         return tuple(self.section_questions(index) for index in range(len(self.sections)))
 
     @property
+    def part_orders(self) -> tuple[str, ...]:
+        """The order each page part shows its questions in: a section's own, else the
+        survey's."""
+        if not self.sections:
+            return (self.question_order,)
+        return tuple(section.question_order or self.question_order for section in self.sections)
+
+    @property
     def accepts_responses(self) -> bool:
         return self.status == "open"
 
@@ -237,6 +248,7 @@ def _sections_json(sections: tuple[SectionDefinition, ...]) -> str:
                 "translations": {
                     code: dataclasses.asdict(texts) for code, texts in section.translations.items()
                 },
+                "question_order": section.question_order,
             }
             for section in sections
         ],
@@ -253,6 +265,7 @@ def _sections_from_json(stored: str) -> tuple[SectionDefinition, ...]:
             translations={
                 code: SectionTexts(**texts) for code, texts in section["translations"].items()
             },
+            question_order=section.get("question_order"),
         )
         for section in json.loads(stored)
     )
@@ -422,6 +435,7 @@ def _insert_design_and_questions(
             "min": question.min,
             "max": question.max,
             "requested_epsilon": written_decimal(question.epsilon),
+            "show_if": None if question.show_if is None else json.dumps(question.show_if.written()),
             "option_order": question.option_order,
             "fixed_options": json.dumps(question.fixed_options),
             "parameters": json.dumps(parameters[question.key], sort_keys=True),
@@ -505,6 +519,7 @@ def survey_definition(survey: Survey) -> SurveyDefinition:
                 max=q.max,
                 sensitive=q.sensitive,
                 required=q.required,
+                show_if=q.show_if,
                 option_order=q.option_order,
                 fixed_options=q.fixed_options,
                 translations=q.translations,
@@ -531,7 +546,7 @@ _SURVEY_COLUMNS = (
 )
 _QUESTION_COLUMNS = (
     "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
-    "translations, option_order, fixed_options"
+    "translations, option_order, fixed_options, show_if"
 )
 
 
@@ -555,6 +570,7 @@ def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
             min=q["min"],
             max=q["max"],
             requested_epsilon=q["requested_epsilon"],
+            show_if=ShowIf.from_written(json.loads(q["show_if"])) if q["show_if"] else None,
             option_order=q["option_order"],
             fixed_options=tuple(json.loads(q["fixed_options"])),
             translations={

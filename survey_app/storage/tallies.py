@@ -8,6 +8,10 @@ per member); a number question has ``sum`` and ``sum_squares`` of its reports. T
 change in the same transaction as each response, so estimates never scan the responses;
 ``recount`` rebuilds them from the responses to check that, in SQL written here from
 each cell's rule.
+
+A question with a condition (``show_if``) has one more cell, ``not_applicable``: the
+responses it did not apply to, stored as ``display_logic.NOT_APPLICABLE``. They are no
+answers: no mechanism's cell counts them (``n`` excludes them, as it excludes skips).
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from survey_app.domain.answers import Report, to_stored
+from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.privacy.mechanisms.cells import CellRule, TallyCell
 from survey_app.storage.database import write_transaction
 from survey_app.storage.surveys import Question, Survey
 
 Cells = dict[str, int]
+#: The cell counting the responses a conditioned question did not apply to.
+NOT_APPLICABLE_CELL = "not_applicable"
 
 
 def increments(question: Question, report: Report | None) -> Iterator[tuple[str, int]]:
@@ -38,14 +45,19 @@ def increments(question: Question, report: Report | None) -> Iterator[tuple[str,
 
 
 def add_to_tallies(
-    db: sqlite_utils.Database, survey: Survey, reports: dict[str, Report | None]
+    db: sqlite_utils.Database,
+    survey: Survey,
+    reports: dict[str, Report | None],
+    not_applicable: frozenset[str] = frozenset(),
 ) -> None:
-    """Add one response; call inside its write transaction."""
+    """Add one response; call inside its write transaction. ``not_applicable``: the
+    questions it did not apply to (their reports are None)."""
     rows = [
         (question.id, cell, amount)
         for question in survey.questions
         for cell, amount in increments(question, reports[question.key])
     ]
+    rows += [(q.id, NOT_APPLICABLE_CELL, 1) for q in survey.questions if q.key in not_applicable]
     db.conn.executemany(
         "INSERT INTO tallies (question_id, cell, value) VALUES (?, ?, ?) "
         "ON CONFLICT (question_id, cell) DO UPDATE SET value = value + excluded.value",
@@ -68,10 +80,18 @@ def read_tallies(db: sqlite_utils.Database, survey: Survey) -> dict[int, Cells]:
 def _cell_sums(question: Question, squares: str = "sum") -> list[tuple[str, str]]:
     """(cell, SQL aggregate over the stored answers) for recounting one question.
 
-    ``{v}`` stands for the question's stored value, ``json_extract(answers, '$."key"')``.
-    ``squares`` sums the squares of numbers: ``sum`` exactly, in 64-bit integers.
+    ``{v}`` stands for the question's stored value, ``json_extract(answers, '$."key"')``
+    with ``NOT_APPLICABLE`` read as null (no answer, like a skip); a conditioned question
+    counts those in ``NOT_APPLICABLE_CELL``. ``squares`` sums the squares of numbers:
+    ``sum`` exactly, in 64-bit integers.
     """
-    return [(cell.name, _aggregate(cell, squares)) for cell in question.mechanism.tally_cells()]
+    answers = [
+        (cell.name, _aggregate(cell, squares).replace("{v}", f"nullif({{v}}, '{NOT_APPLICABLE}')"))
+        for cell in question.mechanism.tally_cells()
+    ]
+    if question.show_if is None:
+        return answers
+    return [*answers, (NOT_APPLICABLE_CELL, f"sum({{v}} = '{NOT_APPLICABLE}')")]
 
 
 def _aggregate(cell: TallyCell, squares: str) -> str:

@@ -22,6 +22,13 @@ them each, and the dashboard shows the counts of whichever worker answers it: a 
 spread over the workers shows on each at about 1/N of its size, against a usual rate
 also about 1/N, so the ratio that flags it holds (the ``MIN_BURST`` floor applies per
 worker).
+
+Several servers on one database are N workers more, and the same holds: a balancer that
+spreads requests gives each its share of the burst and of the usual rate; one that pins
+an address to a server puts a one-address burst on one worker at full size against that
+worker's 1/N usual rate, so it flags there at least as readily. Sharing the counts
+would mean writing them where every server reads them, the database, which is what
+invariant 6 forbids; so the dashboard shows what the worker serving it saw.
 """
 
 from __future__ import annotations

@@ -262,7 +262,7 @@ BAD_YAML = [
         yaml_with("    type: yes_no\n", "    type: yes_no\n    colour: red\n"),
         "questions[0].colour",
         8,
-        "unknown key 'colour' (allowed: key, text, type, sensitive, required, epsilon, "
+        "unknown key 'colour' (allowed: key, text, type, sensitive, required, show_if, epsilon, "
         "mechanism, options, scores, option_order, fixed_options, min, max)",
     ),
     (

@@ -18,6 +18,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import LiveServer, answer, axe_violations, sideways_overflow, submit
+from tests.support.traffic import Traffic, assert_marker_nowhere
 
 CODE = "C1AB2CD3"
 REDIRECT = "https://app.prolific.com/submissions/complete?cc=C1AB2CD3"
@@ -51,34 +52,6 @@ def server(live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory) ->
     return live_server
 
 
-class Traffic:
-    """Every request a page made and every response it got, read once the page is done."""
-
-    def __init__(self, page: Any) -> None:
-        self.requests: list[Any] = []
-        self.responses: list[Any] = []
-        page.on("request", lambda request: self.requests.append(request))
-        page.on("response", lambda response: self.responses.append(response))
-
-    def texts(self) -> list[str]:
-        """Addresses, headers and bodies, after the first request (the panel's link)."""
-        seen = []
-        for request in self.requests[1:]:
-            seen += [request.url, str(request.all_headers()), request.post_data or ""]
-        for response in self.responses:
-            seen += [response.url if response.request is not self.requests[0] else ""]
-            seen.append(str(response.all_headers()))
-            seen.append(_body(response))
-        return seen
-
-
-def _body(response: Any) -> str:
-    try:
-        return response.body().decode("utf-8", "replace")
-    except Exception:  # a redirect or an aborted request has none  # noqa: BLE001
-        return ""
-
-
 def panel_link(server: LiveServer, slug: str, marker: str) -> str:
     ids = f"PROLIFIC_PID={marker}&STUDY_ID=S{marker}&SESSION_ID=X{marker}&workerId=W{marker}"
     return server.url(f"/s/{slug}?{ids}")
@@ -97,19 +70,6 @@ def answer_from_panel(page: Any, server: LiveServer, slug: str, marker: str) -> 
     expect(page.locator("h1")).to_have_text("Thank you")
 
 
-def assert_marker_nowhere(server: LiveServer, traffic: Traffic, marker: str) -> None:
-    for text in traffic.texts():
-        assert marker not in text, text[:500]
-    access_log = server.workdir / "access.log"
-    assert f"/s/{SLUG}" in access_log.read_text() or f"/s/{RETURN_SLUG}" in access_log.read_text()
-    for log in (access_log, server.workdir / "gunicorn.log"):
-        assert marker not in log.read_text(errors="replace"), log
-    for suffix in ("", "-wal"):
-        stored = Path(f"{server.db_path}{suffix}")
-        if stored.exists():
-            assert marker.encode() not in stored.read_bytes(), stored
-
-
 @pytest.mark.parametrize("javascript", [True, False], ids=["javascript", "no-javascript"])
 def test_a_panel_participant_gets_the_code_and_their_id_goes_nowhere(
     server: LiveServer, new_context: Callable[..., Any], javascript: bool
@@ -125,7 +85,7 @@ def test_a_panel_participant_gets_the_code_and_their_id_goes_nowhere(
         expect(copy).to_be_visible()
     else:
         expect(copy).to_be_hidden()
-    assert_marker_nowhere(server, traffic, marker)
+    assert_marker_nowhere(server, traffic, marker, SLUG)
 
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["javascript", "no-javascript"])
@@ -160,7 +120,7 @@ def test_a_panel_participant_is_sent_back_to_the_panel(
         page.wait_for_url(REDIRECT)
     (arrived,) = panel_requests
     assert "referer" not in arrived.all_headers()
-    assert_marker_nowhere(server, traffic, marker)
+    assert_marker_nowhere(server, traffic, marker, RETURN_SLUG)
 
 
 def test_staying_on_the_page_stops_the_return(

@@ -68,6 +68,7 @@ from survey_app.web.i18n import current_language
 from survey_app.web.i18n import gettext as _
 from survey_app.web.research.access import attachment, owned_draft
 from survey_app.web.research.auth import current_researcher
+from survey_app.web.respond.conditions import condition_views
 
 bp = Blueprint("builder", __name__, url_prefix="/builder")
 
@@ -344,7 +345,7 @@ def _respondent_page(survey: Survey, language: str) -> Markup:
     template = current_app.jinja_env.get_template("respond/survey.html")
     context: dict[str, object] = {
         "survey": survey,
-        "shown_parts": display_parts(survey.parts, survey.question_order),
+        "shown_parts": display_parts(survey.parts, survey.part_orders),
         "submission_id": "",
         "invitation": None,
         "problems": [],
@@ -357,6 +358,7 @@ def _respondent_page(survey: Survey, language: str) -> Markup:
     }
     current_app.update_template_context(context)
     with force_locale(language):
+        context["conditions"] = condition_views(survey)  # each note in the preview's language
         markup = "".join(template.blocks["main"](template.new_context(context)))
     return Markup(markup)  # noqa: S704 (rendered by our autoescaping template)
 

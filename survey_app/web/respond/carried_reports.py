@@ -31,6 +31,7 @@ from itsdangerous import BadSignature, SignatureExpired, TimestampSigner, URLSaf
 from itsdangerous.encoding import base64_encode
 from itsdangerous.serializer import Serializer
 
+from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.domain.survey_limits import LARGEST_REPORT
 from survey_app.privacy.wire import Stored
 from survey_app.storage.surveys import Question, Survey
@@ -42,6 +43,8 @@ FIELD = "sections-carried"
 #: The longest stored report of any kind but a set or bits: a number within
 #: ±LARGEST_REPORT with its sign; an index or "2j + b" is shorter, and null is 4.
 _LONGEST_SCALAR = len(str(-LARGEST_REPORT))
+#: A question that did not apply is carried as the text ``NOT_APPLICABLE`` (display logic).
+_NOT_APPLICABLE_LENGTH = len(json.dumps(NOT_APPLICABLE))
 
 
 class CarriedReportsError(ValueError):
@@ -166,4 +169,4 @@ def _longest_stored(question: Question) -> int:
     """The most characters a question's stored report takes as JSON, generously: a set of
     options or their bits is a quoted text of at most three characters per option (a
     two-digit index and a comma); anything else a number or null."""
-    return max(_LONGEST_SCALAR, 2 + 3 * len(question.options))
+    return max(_LONGEST_SCALAR, _NOT_APPLICABLE_LENGTH, 2 + 3 * len(question.options))

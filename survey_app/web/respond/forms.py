@@ -28,7 +28,7 @@ values (``07``, ``-042``) and the plain ones of a JS browser without crypto both
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from flask import current_app
 from werkzeug.datastructures import MultiDict
@@ -46,6 +46,7 @@ from survey_app.domain.answers import (
     option_value,
     set_pattern,
 )
+from survey_app.domain.display_logic import condition_questions, not_applicable
 from survey_app.domain.survey_limits import LARGEST_REPORT
 from survey_app.privacy.wire import ReportFormat
 from survey_app.storage.invitations import TOKEN_PATTERN
@@ -221,10 +222,23 @@ def _honest_reports(question: Question) -> NumberRange:
     return NumberRange(low, high, message=message)
 
 
-def build_response_form(survey: Survey, formdata: MultiDict[str, str] | None = None) -> BaseForm:
+def build_response_form(
+    survey: Survey,
+    formdata: MultiDict[str, str] | None = None,
+    not_applicable: frozenset[str] = frozenset(),
+) -> BaseForm:
+    """The form for ``survey``; the questions in ``not_applicable`` (``posted_not_applicable``)
+    take whatever was posted for them, which is never used: they are stored as not
+    applicable."""
     reports = formdata is not None and sent_by_browser(formdata)
     fields: list[tuple[str, Field]] = [
-        (question.key, _answer_field(question, reports)) for question in survey.questions
+        (
+            question.key,
+            HiddenField(validators=[Optional()])
+            if question.key in not_applicable
+            else _answer_field(question, reports),
+        )
+        for question in survey.questions
     ]
     incomplete = _("The form is incomplete. Please reload the page.")
     altered = _("The form was changed after it left this site.")
@@ -284,10 +298,37 @@ def form_problems(
     return problems
 
 
-def answered_values(survey: Survey, form: BaseForm) -> dict[str, Value | Report | None]:
-    """The validated fields as values (server path) or reports (browser path)."""
+def answered_values(
+    survey: Survey, form: BaseForm, not_applicable: frozenset[str] = frozenset()
+) -> dict[str, Value | Report | None]:
+    """The validated fields as values (server path) or reports (browser path); None for
+    a question in ``not_applicable``, whatever was posted for it: discarded, never
+    randomized or stored."""
     reports = form["randomized"].data == "client"
-    return {q.key: _typed(q, form[q.key].data, reports) for q in survey.questions}
+    return {
+        q.key: None if q.key in not_applicable else _typed(q, form[q.key].data, reports)
+        for q in survey.questions
+    }
+
+
+def posted_not_applicable(
+    survey: Survey, formdata: MultiDict[str, str], earlier: Mapping[str, object] | None = None
+) -> frozenset[str]:
+    """The questions this POST's plain answers leave out (``display_logic``); ``earlier``
+    holds the plain answers of the sections before, carried (``carried_plain_answers``).
+
+    Decided from the posted plain answers alone, before validation: a plain answer that
+    does not parse counts as none (its field then refuses the form anyway).
+    """
+    reports = sent_by_browser(formdata)
+    by_key = {q.key: q for q in survey.questions}
+    answers: dict[str, object] = dict(earlier or {})
+    for key in condition_questions(survey.questions) - answers.keys():
+        try:
+            answers[key] = _posted_format(by_key[key], reports).parse(formdata.get(key, ""))
+        except ValueError:
+            answers[key] = None
+    return not_applicable(survey.questions, answers)
 
 
 def _typed(question: Question, data: object, reports: bool) -> Value | Report | None:

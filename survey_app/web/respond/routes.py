@@ -35,12 +35,14 @@ from survey_app.web.bursts import burst_monitor
 from survey_app.web.database_session import get_db
 from survey_app.web.i18n import current_language
 from survey_app.web.i18n import gettext as _
-from survey_app.web.limits import limit_submissions
+from survey_app.web.limits import carried_on, limit_submissions
+from survey_app.web.respond.conditions import condition_views
 from survey_app.web.respond.forms import (
     answered_values,
     build_response_form,
     form_problems,
     new_form_token,
+    posted_not_applicable,
     stored_submission_id,
 )
 from survey_app.web.respond.scripts import script_addresses, script_response, stylesheet_response
@@ -142,10 +144,11 @@ def _survey_page(
         "respond/survey.html",
         survey,
         scripts=[] if section else script_addresses(survey),
+        conditions=condition_views(survey),
         submission_id=token,
         shown_section=section.section if section else None,
         carried=carried.carried if carried else None,
-        shown_parts=display_parts(survey.parts, survey.question_order),
+        shown_parts=display_parts(survey.parts, survey.part_orders),
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
         field_errors=refusal.field_errors if refusal else {},
@@ -153,13 +156,16 @@ def _survey_page(
     return page, status
 
 
-def _reported_answers(survey: Survey, form: BaseForm) -> tuple[dict[str, Any], str]:
+def _reported_answers(
+    survey: Survey, form: BaseForm, not_applicable: frozenset[str]
+) -> tuple[dict[str, Any], str]:
     """The answers to store and who randomized them.
 
     The browser's script sends ``randomized=client`` with reports it already made;
-    anything else is a true answer, randomized here before any database call.
+    anything else is a true answer, randomized here before any database call. A question
+    in ``not_applicable`` has none: what was posted for it is dropped, unrandomized.
     """
-    values = answered_values(survey, form)
+    values = answered_values(survey, form, not_applicable)
     if form["randomized"].data == "client":
         return values, "client"
     return randomize_response(survey, values), "server"  # type: ignore[arg-type]
@@ -201,19 +207,23 @@ def submit(slug: str) -> tuple[str, int]:
     if posts_a_section(survey, posted):
         step = section_step(survey, posted)
         if step.reports is None or step.form is None:
+            if step.status == 200:
+                carried_on()
             refusal = Refusal(step.problems, step.field_errors, step.status)
             invitation = posted_invitation(posted)
             agreed = posted.get("agreed") == "yes"
             return _survey_page(survey, invitation, agreed, refusal, step.page)
         form, reported, randomized_by = step.form, step.reports, "server"
+        hidden = step.not_applicable
     else:
-        form = build_response_form(survey, posted)
+        hidden = posted_not_applicable(survey, posted)
+        form = build_response_form(survey, posted, hidden)
         problems = form_problems(survey, posted)
         if problems or not form.validate():
             invitation = form["invitation"].data if not form["invitation"].errors else None
             agreed = form["agreed"].data == "yes"
             return _survey_page(survey, invitation, agreed, Refusal(problems, form.errors))
-        reported, randomized_by = _reported_answers(survey, form)
+        reported, randomized_by = _reported_answers(survey, form, hidden)
     agreed = form["agreed"].data == "yes"
     db = get_db()
     submission_id = stored_submission_id(form)
@@ -223,7 +233,12 @@ def submit(slug: str) -> tuple[str, int]:
             if not survey.by_invitation and has_answered(survey.slug):
                 return _render("respond/already_answered.html", survey), 409
             stored = record_response(
-                db, survey, reported, submission_id, invitation=form["invitation"].data
+                db,
+                survey,
+                reported,
+                submission_id,
+                invitation=form["invitation"].data,
+                not_applicable=hidden,
             )
             burst_monitor(current_app).record(survey.id)
             if not survey.by_invitation:

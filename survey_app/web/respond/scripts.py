@@ -12,17 +12,28 @@ from __future__ import annotations
 
 from flask import Response, abort, request, url_for
 
-from survey_app.served_scripts import COINS, FORM, SECTIONS, script_version, served_script
+from survey_app.served_scripts import (
+    COINS,
+    FORM,
+    SECTIONS,
+    SHOW_IF,
+    script_version,
+    served_script,
+)
 from survey_app.served_stylesheet import served_stylesheet, stylesheet_version
 from survey_app.storage.surveys import Survey
 
 
 def browser_scripts(survey: Survey) -> list[str]:
     """The scripts ``survey``'s page loads, in order, each once: a sectioned survey's
-    sections before the form, so that its Enter key and Next act before the form's submit."""
+    sections and a conditioned one's display logic before the form, so that they hear
+    its "randomizing" event and Enter and Next act before the form's submit. A page
+    loads only what it uses (its weight budget)."""
     modules = (question.mechanism.browser_script for question in survey.questions)
     sections = [SECTIONS] if survey.sections else []
-    return [COINS, *dict.fromkeys(module for module in modules if module), *sections, FORM]
+    show_if = [SHOW_IF] if any(q.show_if is not None for q in survey.questions) else []
+    mechanisms = dict.fromkeys(module for module in modules if module)
+    return [COINS, *mechanisms, *sections, *show_if, FORM]
 
 
 def script_addresses(survey: Survey) -> list[str]:

@@ -24,12 +24,14 @@ section again, empty, with the same carried field.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from werkzeug.datastructures import MultiDict
 from wtforms.form import BaseForm
 
 from survey_app.domain.answers import Report, from_stored, randomize_response, to_stored
+from survey_app.domain.display_logic import NOT_APPLICABLE, condition_questions
 from survey_app.privacy.wire import Stored
 from survey_app.storage.invitations import TOKEN_PATTERN
 from survey_app.storage.surveys import Survey
@@ -50,6 +52,7 @@ from survey_app.web.respond.forms import (
     build_response_form,
     checked_submission_id,
     form_problems,
+    posted_not_applicable,
     sent_by_browser,
 )
 
@@ -73,7 +76,8 @@ class SectionPage:
 class SectionStep:
     """What one section's POST leads to: a page (``page``; None: the first section, afresh)
     with what was refused, if anything, or, after the last section, the whole response's
-    reports to store (``reports``) with the section's validated ``form``."""
+    reports to store (``reports``; None for the questions in ``not_applicable``) with the
+    section's validated ``form``."""
 
     page: SectionPage | None = None
     problems: list[str] = field(default_factory=list)
@@ -81,6 +85,7 @@ class SectionStep:
     status: int = 200
     form: BaseForm | None = None
     reports: dict[str, Report | None] | None = None
+    not_applicable: frozenset[str] = frozenset()
 
 
 def posts_a_section(survey: Survey, posted: MultiDict[str, str]) -> bool:
@@ -121,25 +126,44 @@ def _answered(
 ) -> SectionStep:
     """A section's answers: refused (the same page again), or randomized and carried on."""
     section = dataclasses.replace(survey, questions=survey.section_questions(page.section))
-    form = build_response_form(section, posted)
+    # Display logic on the plain answers of the sections before and of this one.
+    hidden = posted_not_applicable(survey, posted, _plain_answers(survey, carried.reports))
+    form = build_response_form(section, posted, hidden)
     problems = form_problems(section, posted, SECTION_CONTROLS)
     if posted.get(GO, NEXT) != NEXT:
         problems.append(_("The form was changed after it left this site."))
     if problems or not form.validate():
         return SectionStep(page, problems, form.errors, status=400)
     # The true answers go no further than this: only their reports are carried or stored.
-    reports = randomize_response(section, answered_values(section, form))  # type: ignore[arg-type]
+    values = answered_values(section, form, hidden)
+    reports = randomize_response(section, values)  # type: ignore[arg-type]
     stored: dict[str, Stored] = {
         **carried.reports,
-        **{q.key: to_stored(q, reports[q.key]) for q in section.questions},
+        **{
+            q.key: NOT_APPLICABLE if q.key in hidden else to_stored(q, reports[q.key])
+            for q in section.questions
+        },
     }
     following = page.section + 1
     if following < len(survey.sections):
         submission_id = random_part(page.submission_id)
         onward = carry(survey, submission_id, Carried(following, stored))
         return SectionStep(SectionPage(following, page.submission_id, onward))
-    whole = {q.key: from_stored(q, stored[q.key]) for q in survey.questions}
-    return SectionStep(form=form, reports=whole)
+    skipped = frozenset(key for key, value in stored.items() if value == NOT_APPLICABLE)
+    whole = {
+        q.key: None if q.key in skipped else from_stored(q, stored[q.key]) for q in survey.questions
+    }
+    return SectionStep(form=form, reports=whole, not_applicable=skipped)
+
+
+def _plain_answers(survey: Survey, carried: Mapping[str, Stored]) -> dict[str, object]:
+    """The carried plain answers some condition depends on, as the form reads them (a
+    plain question's report is its answer, stored as given); None where it did not apply."""
+    by_key = {q.key: q for q in survey.questions}
+    return {
+        key: None if carried[key] == NOT_APPLICABLE else from_stored(by_key[key], carried[key])
+        for key in condition_questions(survey.questions) & carried.keys()
+    }
 
 
 def _start_again(error: FormTokenError | CarriedReportsError) -> str:
