@@ -11,6 +11,7 @@ import json
 import re
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from itsdangerous import URLSafeTimedSerializer
 
+from survey_app import create_app
 from survey_app.domain.definitions import load_definition, parse_definition
 from survey_app.storage.surveys import Question, Survey, store_survey
 from survey_app.web import form_tokens
@@ -132,6 +134,31 @@ def test_without_javascript_each_section_is_a_page_and_the_response_is_stored_on
     # Sent again (a retry): the same page, nothing stored twice.
     assert walk.client.post(URL, data=final).status_code == 200
     assert len(rows(database)) == 1
+
+
+def test_only_the_post_that_stores_counts_towards_the_submission_limit(tmp_path: Path) -> None:
+    """Two respondents walk three sections each (six POSTs) under a limit of two
+    submissions a minute and both are stored; the third is refused at its first Next."""
+    limited = create_app(
+        {
+            "DATABASE": str(tmp_path / "s.db"),
+            "SECRET_KEY": "k",
+            "RATE_LIMITS": True,
+            "SUBMIT_RATE_LIMIT": "2 per minute",
+        }
+    )
+    with limited.app_context():
+        store_survey(get_db(), load_definition(ROOT / "examples" / "sections.yaml"))
+    for _respondent in range(2):
+        walk = Walk(limited.test_client())
+        for answers in ANSWERS:
+            page = walk.send({**answers, **NEXT})
+            assert walk.status == 200, page
+        assert "Thank you" in page
+    walk = Walk(limited.test_client())
+    walk.send({**ANSWERS[0], **NEXT})
+    assert walk.status == 429
+    assert sqlite_utils.Database(tmp_path / "s.db")["responses"].count == 2
 
 
 def test_back_shows_the_section_before_empty_and_its_answers_are_replaced(

@@ -43,6 +43,7 @@ from survey_app.cli.audit import CHROMIUM, CHROMIUM_ARGS
 from tests.support.browser import SECRET_KEY, LiveServer
 from tests.support.examples import EXAMPLE, SLUG
 from tests.support.paths import ROOT
+from tests.support.samplers import load_samplers
 
 SKIP_VARIABLE = "SURVEY_APP_SKIP_BROWSER"
 SCREENSHOT_VARIABLE = "SURVEY_APP_SCREENSHOTS"
@@ -132,6 +133,9 @@ def _server_environment(db_path: Path) -> dict[str, str]:
         "SURVEY_APP_DATABASE": str(db_path),
         "SURVEY_APP_SECRET_KEY": SECRET_KEY,
         "SURVEY_APP_RATE_LIMITS": "off",
+        # One PBKDF2 round instead of scrypt's 0.4 s per login and per account made, as in
+        # tests/conftest.py; tests/app/test_sessions.py checks the production default.
+        "SURVEY_APP_PASSWORD_HASH_METHOD": "pbkdf2:sha256:1",
         "PYTHONUNBUFFERED": "1",
         # The checkout under test, whether or not it was pip-installed.
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -258,11 +262,7 @@ def screenshots(tmp_path: Path) -> Path:
 @pytest.fixture
 def strict_randomizer(page: Any) -> Any:
     """A blank page with every sampler loaded as served, where Math.random throws."""
-    from survey_app.cli.audit import browser_modules
-    from survey_app.served_scripts import served_script
-
     page.goto("about:blank")
     page.evaluate("() => { Math.random = () => { throw new Error('Math.random'); }; }")
-    for name in browser_modules():
-        page.add_script_tag(content=served_script(name))
+    load_samplers(page)
     return page

@@ -35,7 +35,7 @@ from survey_app.web.bursts import burst_monitor
 from survey_app.web.database_session import get_db
 from survey_app.web.i18n import current_language
 from survey_app.web.i18n import gettext as _
-from survey_app.web.limits import limit_submissions
+from survey_app.web.limits import carried_on, limit_submissions
 from survey_app.web.respond.conditions import condition_views
 from survey_app.web.respond.forms import (
     answered_values,
@@ -148,7 +148,7 @@ def _survey_page(
         submission_id=token,
         shown_section=section.section if section else None,
         carried=carried.carried if carried else None,
-        shown_parts=display_parts(survey.parts, survey.question_order),
+        shown_parts=display_parts(survey.parts, survey.part_orders),
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
         field_errors=refusal.field_errors if refusal else {},
@@ -207,6 +207,8 @@ def submit(slug: str) -> tuple[str, int]:
     if posts_a_section(survey, posted):
         step = section_step(survey, posted)
         if step.reports is None or step.form is None:
+            if step.status == 200:
+                carried_on()
             refusal = Refusal(step.problems, step.field_errors, step.status)
             invitation = posted_invitation(posted)
             agreed = posted.get("agreed") == "yes"
