@@ -176,11 +176,14 @@ TEN_QUESTIONS = {
 }
 
 
-def weigh_page(client: Any, path: str, html: bytes | None = None) -> dict[str, Any]:
+def weigh_page(
+    client: Any, path: str, html: bytes | None = None, scripts: bool = True
+) -> dict[str, Any]:
     """One page and the assets it references: bytes raw and gzip-compressed.
 
     ``html`` is a page already served (the reply to a POST, ``path`` naming it); None: GET
-    ``path``."""
+    ``path``. ``scripts`` False: without its scripts, as a browser without JavaScript
+    loads it (it fetches no ``<script src>``)."""
     if html is None:
         response = client.get(path)
         if response.status_code != 200:
@@ -196,6 +199,8 @@ def weigh_page(client: Any, path: str, html: bytes | None = None) -> dict[str, A
         if asset.status_code != 200:
             raise RuntimeError(f"GET {url}: {asset.status_code}")
         kind = url.rsplit(".", 1)[-1].split("?")[0]
+        if kind == "js" and not scripts:
+            continue
         items.append(
             {"url": url, "kind": kind, "bytes": len(body), "gzip": len(gzip.compress(body))}
         )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Blueprint, Response, abort, current_app, render_template, request
+from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
@@ -121,20 +121,16 @@ def _survey_page(
     the GET's ``agree=yes``, or the ``agreed`` field the form carries only once the
     person has agreed). A refusal is said on the form, which comes back empty.
 
-    A sectioned survey's page holds every section, the first shown (``section`` None: a
-    fresh form, with or without JavaScript), or one section's page of the way through
-    without JavaScript (``section_steps``), which loads no script.
+    A sectioned survey's page holds its first section (``section`` None: a fresh form,
+    with or without JavaScript) and the address of the others, which ``sections.js``
+    fetches (``other_sections``), so that a page without JavaScript carries one section
+    only; or one section's page of the way through without JavaScript
+    (``section_steps``), which loads no script.
     """
-    if not survey.accepts_responses:
-        return _unavailable(survey.status)
-    if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
-        return _unavailable("invitation")
     status = refusal.status if refusal else 200
-    if not survey.by_invitation and has_answered(survey.slug):
-        return _render("respond/already_answered.html", survey), status
-    if survey.consent and not agreed:
-        # The consent step is a plain link: agreeing stores nothing, not even a cookie.
-        return _render("respond/consent.html", survey, invitation=invitation), status
+    withheld = _withheld(survey, invitation, agreed, status)
+    if withheld:
+        return withheld
     token = section.submission_id if section else new_form_token(survey)
     if survey.sections and section is None:
         carried: SectionPage | None = first_page(survey, token)
@@ -147,6 +143,8 @@ def _survey_page(
         conditions=condition_views(survey),
         submission_id=token,
         shown_section=section.section if section else None,
+        sections_in_page=[section.section if section else 0],
+        other_sections=_other_sections_address(survey, invitation) if not section else None,
         carried=carried.carried if carried else None,
         shown_parts=display_parts(survey.parts, survey.part_orders),
         invitation=invitation if survey.by_invitation else None,
@@ -154,6 +152,37 @@ def _survey_page(
         field_errors=refusal.field_errors if refusal else {},
     )
     return page, status
+
+
+def _withheld(
+    survey: Survey, invitation: str | None, agreed: bool, status: int = 200
+) -> tuple[str, int] | None:
+    """The page shown instead of the questions, if they may not be shown now (see
+    ``_survey_page``); None when they may."""
+    if not survey.accepts_responses:
+        return _unavailable(survey.status)
+    if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
+        return _unavailable("invitation")
+    if not survey.by_invitation and has_answered(survey.slug):
+        return _render("respond/already_answered.html", survey), status
+    if survey.consent and not agreed:
+        # The consent step is a plain link: agreeing stores nothing, not even a cookie.
+        return _render("respond/consent.html", survey, invitation=invitation), status
+    return None
+
+
+def _other_sections_address(survey: Survey, invitation: str | None) -> str | None:
+    """Where ``sections.js`` fetches a sectioned survey's other sections, with what the
+    page itself was shown for (its language, the consent given, the invitation)."""
+    if len(survey.sections) < 2:
+        return None
+    return url_for(
+        "respond.other_sections",
+        slug=survey.slug,
+        lang=current_language(),
+        agree="yes" if survey.consent else None,
+        invitation=invitation if survey.by_invitation else None,
+    )
 
 
 def _reported_answers(
@@ -195,6 +224,30 @@ def survey_form(slug: str) -> tuple[str, int]:
     survey = _survey_or_404(slug)
     agreed = request.args.get("agree") == "yes"
     return _survey_page(survey, request.args.get("invitation"), agreed)
+
+
+@bp.get("/s/<slug>/sections")
+def other_sections(slug: str) -> tuple[str, int]:
+    """A sectioned survey's sections after the first, for ``static/sections.js`` to add
+    to the page it walks: what the page's GET would show, no more (404 where it would
+    show no questions). No answer is sent to fetch them; the address's query, like any
+    respondent page's, stays out of the access log (``respondent_query``)."""
+    survey = _survey_or_404(slug)
+    agreed = request.args.get("agree") == "yes"
+    if len(survey.sections) < 2 or _withheld(survey, request.args.get("invitation"), agreed):
+        abort(404)
+    page = _render(
+        "respond/other_sections.html",
+        survey,
+        conditions=condition_views(survey),
+        shown_section=None,
+        sections_in_page=range(1, len(survey.sections)),
+        scripted=True,
+        shown_parts=display_parts(survey.parts, survey.part_orders),
+        problems=[],
+        field_errors={},
+    )
+    return page, 200
 
 
 @bp.post("/s/<slug>")
