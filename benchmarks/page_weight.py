@@ -21,6 +21,7 @@ its language).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import gzip
 import itertools
@@ -28,7 +29,7 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -216,17 +217,23 @@ def weigh_page(
     }
 
 
-def measure(definitions: dict[str, Any]) -> dict[str, Any]:
-    results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="page-weight-") as tmp:
-        app = create_app(
+@contextlib.contextmanager
+def throwaway_app(name: str) -> Iterator[Any]:
+    """The app on a database of its own in a temporary folder, gone afterwards."""
+    with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp:
+        yield create_app(
             {
                 "TESTING": True,
                 "DATABASE": str(Path(tmp) / "survey.db"),
-                "SECRET_KEY": "page-weight",
+                "SECRET_KEY": name,
                 "RATE_LIMITS": False,
             }
         )
+
+
+def measure(definitions: dict[str, Any]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with throwaway_app("page-weight") as app:
         with app.app_context():
             surveys = {name: store_survey(get_db(), d) for name, d in definitions.items()}
         for (name, survey), language in itertools.product(surveys.items(), LANGUAGES):

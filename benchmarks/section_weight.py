@@ -37,7 +37,6 @@ import html
 import json
 import re
 import sys
-import tempfile
 from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
@@ -46,8 +45,13 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` and ``survey_app`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.page_weight import BUDGET_BYTES, HERE, TEN_QUESTIONS, weigh_page  # noqa: E402
-from survey_app import create_app  # noqa: E402
+from benchmarks.page_weight import (  # noqa: E402
+    BUDGET_BYTES,
+    HERE,
+    TEN_QUESTIONS,
+    throwaway_app,
+    weigh_page,
+)
 from survey_app.domain.definitions import parse_definition  # noqa: E402
 from survey_app.domain.languages import LANGUAGES  # noqa: E402
 from survey_app.storage.surveys import store_survey  # noqa: E402
@@ -165,15 +169,7 @@ def next_form(html: str) -> tuple[str, dict[str, str]]:
 def measure(definition: Any) -> dict[str, Any]:
     """Weigh the JavaScript page and the six no-JS section pages in every language."""
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="section-weight-") as tmp:
-        app = create_app(
-            {
-                "TESTING": True,
-                "DATABASE": str(Path(tmp) / "survey.db"),
-                "SECRET_KEY": "section-weight",
-                "RATE_LIMITS": False,
-            }
-        )
+    with throwaway_app("section-weight") as app:
         with app.app_context():
             survey = store_survey(get_db(), definition)
         for language in LANGUAGES:
