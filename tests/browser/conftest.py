@@ -43,6 +43,7 @@ from survey_app.cli.audit import CHROMIUM, CHROMIUM_ARGS
 from tests.support.browser import SECRET_KEY, LiveServer
 from tests.support.examples import EXAMPLE, SLUG
 from tests.support.paths import ROOT
+from tests.support.processes import run_survey_app
 from tests.support.samplers import load_samplers
 
 SKIP_VARIABLE = "SURVEY_APP_SKIP_BROWSER"
@@ -84,26 +85,6 @@ def _browser_prerequisites() -> None:
             f"the Playwright package is missing ({err}): pip install -e '.[test]'",
             pytrace=False,
         )
-
-
-def _run_cli(
-    args: tuple[str, ...], *, cwd: Path, env: dict[str, str], stdin: str | None = None
-) -> str:
-    """The ``survey-app`` console script's entry point, in a process of its own."""
-    completed = subprocess.run(
-        [sys.executable, "-c", "from survey_app.cli.commands import main; main()", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert completed.returncode == 0, (
-        f"survey-app {' '.join(args)} exited with {completed.returncode}:\n{completed.stderr}"
-    )
-    return completed.stdout
 
 
 def _free_port() -> int:
@@ -192,7 +173,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     the whole session."""
     workdir = tmp_path_factory.mktemp("live-server")
     env = _server_environment(workdir / "survey.db")
-    imported = _run_cli(("import-survey", "--listed", str(EXAMPLE)), cwd=workdir, env=env)
+    imported = run_survey_app(("import-survey", "--listed", str(EXAMPLE)), cwd=workdir, env=env)
     assert imported.strip() == SLUG
     with _served(workdir, env) as server:
         yield server
