@@ -12,7 +12,9 @@ problem it finds is shown at once, listed at the top and again at the field it n
 Drafts are their owner's alone: anyone else, and any survey past the draft stage, gets a
 404.
 The preview renders the respondent's page inside a disabled fieldset with no valid form
-token, so it can never send, let alone store, an answer.
+token, so it can never send, let alone store, an answer. A sectioned survey's preview
+walks its sections: in the builder with builder.js's buttons (every section is shown
+without it), on a saved draft's preview page by ``?section=N`` links.
 """
 
 from __future__ import annotations
