@@ -380,6 +380,7 @@ def _respondent_page(survey: Survey, language: str, walk: Walk | None) -> Markup
         "problems": [],
         "field_errors": {},
         "shown_section": walk.index if walk and walk.asked else None,
+        "sections_in_page": (walk.index,) if walk else (),
         "carried": None,
         "every_section_shown": walk is None,
     }
