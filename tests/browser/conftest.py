@@ -43,6 +43,8 @@ from survey_app.cli.audit import CHROMIUM, CHROMIUM_ARGS
 from tests.support.browser import SECRET_KEY, LiveServer
 from tests.support.examples import EXAMPLE, SLUG
 from tests.support.paths import ROOT
+from tests.support.processes import run_survey_app
+from tests.support.samplers import load_samplers
 
 SKIP_VARIABLE = "SURVEY_APP_SKIP_BROWSER"
 SCREENSHOT_VARIABLE = "SURVEY_APP_SCREENSHOTS"
@@ -85,26 +87,6 @@ def _browser_prerequisites() -> None:
         )
 
 
-def _run_cli(
-    args: tuple[str, ...], *, cwd: Path, env: dict[str, str], stdin: str | None = None
-) -> str:
-    """The ``survey-app`` console script's entry point, in a process of its own."""
-    completed = subprocess.run(
-        [sys.executable, "-c", "from survey_app.cli.commands import main; main()", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert completed.returncode == 0, (
-        f"survey-app {' '.join(args)} exited with {completed.returncode}:\n{completed.stderr}"
-    )
-    return completed.stdout
-
-
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -132,6 +114,9 @@ def _server_environment(db_path: Path) -> dict[str, str]:
         "SURVEY_APP_DATABASE": str(db_path),
         "SURVEY_APP_SECRET_KEY": SECRET_KEY,
         "SURVEY_APP_RATE_LIMITS": "off",
+        # One PBKDF2 round instead of scrypt's 0.4 s per login and per account made, as in
+        # tests/conftest.py; tests/app/test_sessions.py checks the production default.
+        "SURVEY_APP_PASSWORD_HASH_METHOD": "pbkdf2:sha256:1",
         "PYTHONUNBUFFERED": "1",
         # The checkout under test, whether or not it was pip-installed.
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -188,7 +173,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     the whole session."""
     workdir = tmp_path_factory.mktemp("live-server")
     env = _server_environment(workdir / "survey.db")
-    imported = _run_cli(("import-survey", "--listed", str(EXAMPLE)), cwd=workdir, env=env)
+    imported = run_survey_app(("import-survey", "--listed", str(EXAMPLE)), cwd=workdir, env=env)
     assert imported.strip() == SLUG
     with _served(workdir, env) as server:
         yield server
@@ -258,11 +243,7 @@ def screenshots(tmp_path: Path) -> Path:
 @pytest.fixture
 def strict_randomizer(page: Any) -> Any:
     """A blank page with every sampler loaded as served, where Math.random throws."""
-    from survey_app.cli.audit import browser_modules
-    from survey_app.served_scripts import served_script
-
     page.goto("about:blank")
     page.evaluate("() => { Math.random = () => { throw new Error('Math.random'); }; }")
-    for name in browser_modules():
-        page.add_script_tag(content=served_script(name))
+    load_samplers(page)
     return page

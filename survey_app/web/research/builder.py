@@ -374,7 +374,7 @@ def _respondent_page(survey: Survey, language: str, walk: Walk | None) -> Markup
     template = current_app.jinja_env.get_template("respond/survey.html")
     context: dict[str, object] = {
         "survey": survey,
-        "shown_parts": display_parts(survey.parts, survey.question_order),
+        "shown_parts": display_parts(survey.parts, survey.part_orders),
         "submission_id": "",
         "invitation": None,
         "problems": [],
