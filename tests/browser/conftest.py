@@ -56,10 +56,13 @@ HERE = Path(__file__).resolve().parent
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test in this folder ``browser`` (before ``-m`` selects), so
-    ``pytest -m "not browser"`` leaves out gunicorn and Chromium without a list to keep."""
+    ``pytest -m "not browser"`` leaves out gunicorn and Chromium without a list to keep;
+    and put them in one xdist group, so that ``pytest -n auto --dist loadgroup`` runs them
+    all in one worker (one live server, one Chromium at a time) beside the other tests."""
     for item in items:
         if HERE in item.path.parents:
             item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 def _skipping_browser_tests() -> bool:
