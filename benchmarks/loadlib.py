@@ -194,6 +194,9 @@ def server_env(database: Path, secret_key: str) -> dict[str, str]:
         SURVEY_APP_RATE_LIMITS="off",
         PYTHONUNBUFFERED="1",
     )
+    # The ``survey-app`` script would import the package its virtualenv was installed
+    # from; a worktree's benchmark measures that worktree's code, the CLI's too.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     return env
 
 

@@ -21,6 +21,7 @@ its language).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import gzip
 import itertools
@@ -28,7 +29,7 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -176,12 +177,19 @@ TEN_QUESTIONS = {
 }
 
 
-def _weigh(client: Any, path: str) -> dict[str, Any]:
-    """One page and the assets it references: bytes raw and gzip-compressed."""
-    response = client.get(path)
-    if response.status_code != 200:
-        raise RuntimeError(f"GET {path}: {response.status_code}")
-    html = response.get_data()
+def weigh_page(
+    client: Any, path: str, html: bytes | None = None, scripts: bool = True
+) -> dict[str, Any]:
+    """One page and the assets it references: bytes raw and gzip-compressed.
+
+    ``html`` is a page already served (the reply to a POST, ``path`` naming it); None: GET
+    ``path``. ``scripts`` False: without its scripts, as a browser without JavaScript
+    loads it (it fetches no ``<script src>``)."""
+    if html is None:
+        response = client.get(path)
+        if response.status_code != 200:
+            raise RuntimeError(f"GET {path}: {response.status_code}")
+        html = response.get_data()
     items: list[dict[str, Any]] = [
         {"url": path, "kind": "html", "bytes": len(html), "gzip": len(gzip.compress(html))}
     ]
@@ -192,6 +200,8 @@ def _weigh(client: Any, path: str) -> dict[str, Any]:
         if asset.status_code != 200:
             raise RuntimeError(f"GET {url}: {asset.status_code}")
         kind = url.rsplit(".", 1)[-1].split("?")[0]
+        if kind == "js" and not scripts:
+            continue
         items.append(
             {"url": url, "kind": kind, "bytes": len(body), "gzip": len(gzip.compress(body))}
         )
@@ -207,30 +217,36 @@ def _weigh(client: Any, path: str) -> dict[str, Any]:
     }
 
 
-def measure(definitions: dict[str, Any]) -> dict[str, Any]:
-    results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="page-weight-") as tmp:
-        app = create_app(
+@contextlib.contextmanager
+def throwaway_app(name: str) -> Iterator[Any]:
+    """The app on a database of its own in a temporary folder, gone afterwards."""
+    with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp:
+        yield create_app(
             {
                 "TESTING": True,
                 "DATABASE": str(Path(tmp) / "survey.db"),
-                "SECRET_KEY": "page-weight",
+                "SECRET_KEY": name,
                 "RATE_LIMITS": False,
             }
         )
+
+
+def measure(definitions: dict[str, Any]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with throwaway_app("page-weight") as app:
         with app.app_context():
             surveys = {name: store_survey(get_db(), d) for name, d in definitions.items()}
         for (name, survey), language in itertools.product(surveys.items(), LANGUAGES):
             client = app.test_client()
             path = f"/s/{survey.slug}?" + ("agree=yes&" if survey.consent else "")
-            entry = _weigh(client, f"{path}lang={language}")
+            entry = weigh_page(client, f"{path}lang={language}")
             entry["slug"] = survey.slug
             entry["language"] = language
             entry["question_count"] = len(survey.questions)
             entry["types"] = sorted({f"{q.type}/{q.mechanism.name}" for q in survey.questions})
             if survey.consent:
                 consent = f"/s/{survey.slug}?lang={language}"
-                entry["consent_step"] = _weigh(app.test_client(), consent)
+                entry["consent_step"] = weigh_page(app.test_client(), consent)
             results[f"{name}, {language}"] = entry
     return results
 

@@ -100,6 +100,8 @@ class SectionFields:
 
     title: dict[str, str] = field(default_factory=dict)
     description: dict[str, str] = field(default_factory=dict)
+    #: Its questions' order (``display_order.QUESTION_ORDERS``), or "" for the survey's.
+    question_order: str = ""
 
 
 @dataclass
@@ -224,6 +226,7 @@ def fields_from_form(form: PostedForm) -> SurveyFields:
             SectionFields(
                 _per_language(form, f"s{i}.title", languages),
                 _per_language(form, f"s{i}.description", languages),
+                _one(form, f"s{i}.question_order"),
             )
             for i in sections[: MAX_SECTIONS + 1]
         ],
@@ -315,6 +318,8 @@ def _section_dict(fields: SurveyFields, index: int, section: SectionFields) -> d
     data: dict[str, Any] = {"title": _localized(section.title, languages)}
     if any(section.description.get(language, "").strip() for language in languages):
         data["description"] = _localized(section.description, languages)
+    if section.question_order:
+        data["question_order"] = section.question_order
     data["questions"] = [
         _question_dict(q, languages) for q in fields.questions if q.section == index
     ]
@@ -473,6 +478,7 @@ def fields_from_source(source: str) -> SurveyFields:
             SectionFields(
                 _texts(section.get("title", ""), languages),
                 _texts(section.get("description", ""), languages),
+                section.get("question_order", ""),
             )
             for section in sections
         ],

@@ -113,8 +113,9 @@ def display_order(
 
 
 def display_parts(
-    parts: Sequence[Sequence[Q]], question_order: str = AS_WRITTEN, source: RandomSource = SECURE
+    parts: Sequence[Sequence[Q]], orders: Sequence[str], source: RandomSource = SECURE
 ) -> list[list[ShownQuestion[Q]]]:
     """Each part of a page (a survey's questions, or each section's) as ``display_order``
-    shows it: a section's questions are shuffled among themselves, never across sections."""
-    return [display_order(part, question_order, source) for part in parts]
+    shows it, in its own order (``orders``, one per part): a section's questions are
+    shuffled among themselves, never across sections."""
+    return [display_order(part, order, source) for part, order in zip(parts, orders, strict=True)]

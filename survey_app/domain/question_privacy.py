@@ -66,19 +66,21 @@ class SurveyLedger(tuple[LedgerEntry, ...]):
 def survey_ledger(survey: Survey) -> SurveyLedger:
     """The ledger of ``survey``, built once per page or command so every figure on it comes
     from the same bounds."""
-    return SurveyLedger(
-        LedgerEntry(
-            key=q.key,
-            text=q.text,
-            type=q.type,
-            sensitive=q.sensitive,
-            mechanism=q.mechanism.name,
-            parameters=q.mechanism.parameters(),
-            epsilon=q.epsilon,
-            epsilon_bound=epsilon_bound(q),
-            how=str(plain_description(q)),
-        )
-        for q in survey.questions
+    return SurveyLedger(ledger_entry(q) for q in survey.questions)
+
+
+def ledger_entry(q: Question) -> LedgerEntry:
+    """One question's entry, its words in the reader's language."""
+    return LedgerEntry(
+        key=q.key,
+        text=q.text,
+        type=q.type,
+        sensitive=q.sensitive,
+        mechanism=q.mechanism.name,
+        parameters=q.mechanism.parameters(),
+        epsilon=q.epsilon,
+        epsilon_bound=epsilon_bound(q),
+        how=str(plain_description(q)),
     )
 
 

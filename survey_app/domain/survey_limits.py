@@ -32,7 +32,7 @@ SURVEY_KEYS = {
     "sections": False,
 }
 #: Keys a section may have, in documentation order; True marks the required ones.
-SECTION_KEYS = {"title": True, "description": False, "questions": True}
+SECTION_KEYS = {"title": True, "description": False, "question_order": False, "questions": True}
 #: Keys a question may have, in documentation order; True marks the required ones.
 #: Which of the optional ones apply depends on the type and on ``sensitive``.
 QUESTION_KEYS = {

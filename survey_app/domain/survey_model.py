@@ -76,6 +76,9 @@ class SectionDefinition:
     title: str
     description: str = ""
     translations: dict[str, SectionTexts] = field(default_factory=dict, hash=False)
+    #: The order its questions are shown in (``display_order.QUESTION_ORDERS``); None:
+    #: the survey's ``question_order``.
+    question_order: str | None = None
 
     def texts(self, language: str) -> SectionTexts:
         """The section's words in ``language``; the main language's if it has no others."""

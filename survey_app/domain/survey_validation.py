@@ -242,6 +242,11 @@ def _sections(
                 )
                 or description
             )
+        order = None
+        if "question_order" in section:
+            order = problems.check(
+                _choice, section["question_order"], f"{field}.question_order", QUESTION_ORDERS
+            )
         found = None
         if "questions" in section:
             found = _questions(
@@ -258,6 +263,7 @@ def _sections(
                 translations={
                     code: SectionTexts(title[code], description[code]) for code in languages[1:]
                 },
+                question_order=order,
             )
         )
         written.extend(found)

@@ -66,6 +66,8 @@ def _sections(definition: SurveyDefinition) -> list[dict[str, object]]:
             item["description"] = _per_language(
                 {c: t.description for c, t in texts.items()}, languages
             )
+        if section.question_order is not None:
+            item["question_order"] = section.question_order
         item["questions"] = [
             _question(question, languages) for question in definition.questions[section.start : end]
         ]

@@ -7,6 +7,11 @@
  * address, at most every half second, and the answer, an HTML fragment of our own,
  * replaces the panel. The status line says so politely to screen readers. No answer is
  * ever sent anywhere: the preview has no working form.
+ *
+ * A sectioned survey's preview shows one section at a time, as a respondent sees it: the
+ * panel's Previous and Next buttons (outside its disabled fieldset) step through them,
+ * moving the focus to the section's heading and saying "Section 2 of 5"; the section
+ * shown stays shown as the panel follows the typing.
  */
 (function () {
   "use strict";
@@ -17,6 +22,7 @@
   const DELAY_MS = 500;
   let timer = null;
   let latest = 0;
+  let shownSection = 0;
 
   function showFieldsOf(question) {
     const type = question.querySelector('[data-role="type"]').value;
@@ -88,6 +94,25 @@
     }
   }
 
+  /* Show section ``index`` of the preview alone (the nearest there is), if it has several. */
+  function showSection(index, moveFocus) {
+    const walk = panel.querySelector("[data-section-walk]");
+    const sections = panel.querySelectorAll(".preview-frame .survey-section");
+    if (!walk || sections.length < 2) return;
+    shownSection = Math.min(Math.max(index, 0), sections.length - 1);
+    sections.forEach((section, at) => {
+      section.hidden = at !== shownSection;
+    });
+    const shown = sections[shownSection];
+    walk.querySelector('[data-step="-1"]').disabled = shownSection === 0;
+    walk.querySelector('[data-step="1"]').disabled = shownSection === sections.length - 1;
+    const progress = shown.querySelector(".progress span");
+    walk.querySelector("[data-walk-status]").textContent = progress.textContent;
+    walk.hidden = false;
+    panel.querySelector("[data-walk-note]").hidden = true;
+    if (moveFocus) shown.querySelector("h2").focus();
+  }
+
   async function refresh() {
     const request = ++latest;
     status.textContent = status.getAttribute("data-updating");
@@ -104,6 +129,7 @@
       const html = await response.text();
       if (request !== latest) return; // a newer edit's preview is on its way
       panel.innerHTML = html;
+      showSection(shownSection, false);
       markErrors();
       const invalid = panel.querySelector(".preview-missing") !== null;
       status.textContent = status.getAttribute(invalid ? "data-invalid" : "data-updated");
@@ -118,6 +144,11 @@
   }
 
   for (const question of form.querySelectorAll("[data-question]")) showFieldsOf(question);
+  showSection(0, false);
+  panel.addEventListener("click", (event) => {
+    const step = event.target.closest("[data-step]");
+    if (step) showSection(shownSection + Number(step.getAttribute("data-step")), true);
+  });
   form.addEventListener("change", (event) => {
     const question = event.target.closest("[data-question]");
     if (question) showFieldsOf(question);

@@ -61,6 +61,7 @@
   function onSubmit(event, design) {
     const form = event.currentTarget;
     if (!form.checkValidity()) return; // the browser points at what is missing
+    if (form.querySelector('[name="sections-carried"]')) return; // a section: the server's
     let out;
     try {
       out = randomizedForm(form, design);

@@ -6,7 +6,10 @@
  * reports). Only on a form randomize.js takes over (its "randomizing" event, sent before
  * it listens for the submit, so that Enter and Next act first): otherwise each Next posts
  * its section and the server randomizes it and carries its reports forward
- * (web/respond/section_steps.py).
+ * (web/respond/section_steps.py). The page holds the first section; the others are
+ * fetched from its data-sections address (no answer goes with it) and added hidden.
+ * Until they are in, and if they never come, the page works as without JavaScript: the
+ * carried field stays, and randomize.js leaves a form that has one to the server.
  */
 (function () {
   "use strict";
@@ -52,7 +55,22 @@
     }, true);
   }
 
+  function addOthers(form, address) {
+    fetch(address, { credentials: "same-origin" })
+      .then((response) => (response.ok ? response.text() : Promise.reject(response.status)))
+      .then((html) => {
+        const shown = form.querySelectorAll("section.survey-section");
+        shown[shown.length - 1].insertAdjacentHTML("afterend", html);
+        walk(form);
+        form.dispatchEvent(new Event("input")); // display logic on the sections added
+      })
+      .catch(() => { /* none added: each Next posts its section, as without scripts */ });
+  }
+
   document.addEventListener("randomizing", (event) => {
-    if (event.target.querySelector("section.survey-section")) walk(event.target);
+    const form = event.target;
+    if (!form.querySelector("section.survey-section")) return;
+    if (form.dataset.sections) addOthers(form, form.dataset.sections);
+    else walk(form);
   });
 })();

@@ -190,6 +190,14 @@ class Survey:
         return tuple(self.section_questions(index) for index in range(len(self.sections)))
 
     @property
+    def part_orders(self) -> tuple[str, ...]:
+        """The order each page part shows its questions in: a section's own, else the
+        survey's."""
+        if not self.sections:
+            return (self.question_order,)
+        return tuple(section.question_order or self.question_order for section in self.sections)
+
+    @property
     def accepts_responses(self) -> bool:
         return self.status == "open"
 
@@ -240,6 +248,7 @@ def _sections_json(sections: tuple[SectionDefinition, ...]) -> str:
                 "translations": {
                     code: dataclasses.asdict(texts) for code, texts in section.translations.items()
                 },
+                "question_order": section.question_order,
             }
             for section in sections
         ],
@@ -256,6 +265,7 @@ def _sections_from_json(stored: str) -> tuple[SectionDefinition, ...]:
             translations={
                 code: SectionTexts(**texts) for code, texts in section["translations"].items()
             },
+            question_order=section.get("question_order"),
         )
         for section in json.loads(stored)
     )

@@ -12,11 +12,17 @@ counts in two places, for two reasons:
   response would tie it to its minute and its address in the write-ahead log (privacy
   invariant 6). In memory each worker process counts its own, so the limit holds per
   process; Redis, kept in memory only, shares it between processes and machines.
+
+A sectioned survey answered without JavaScript posts once per section. Only the POSTs
+that could store a response count towards ``SUBMIT_RATE_LIMIT`` (each is still refused
+once the address is over it): a section's Next that carries the respondent on
+(``carried_on``) costs what showing a page does, and a survey of six sections would
+otherwise reach the limit six times sooner than one of one page.
 """
 
 from __future__ import annotations
 
-from flask import Flask, current_app
+from flask import Flask, Response, current_app, g
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from werkzeug.exceptions import TooManyRequests
@@ -33,11 +39,24 @@ limiter = Limiter(
     storage_options={"connection": get_db},  # type: ignore[dict-item]
 )
 respondent_limiter = Limiter(key_func=get_remote_address)
+_CARRIED_ON = "survey_app.web.limits.carried_on"
+
+
+def carried_on() -> None:
+    """Say that this POST took a respondent on to a survey's next section, storing nothing:
+    it is not counted as a submission."""
+    setattr(g, _CARRIED_ON, True)
+
+
+def _counts_as_submission(_response: Response) -> bool:
+    return not g.get(_CARRIED_ON, False)
+
 
 limit_submissions = respondent_limiter.limit(
     lambda: str(current_app.config["SUBMIT_RATE_LIMIT"]),
     methods=["POST"],
     error_message="Too many answers sent from your network just now; please wait a minute.",
+    deduct_when=_counts_as_submission,
 )
 limit_logins = limiter.limit(
     lambda: str(current_app.config["LOGIN_RATE_LIMIT"]),

@@ -8,6 +8,7 @@ is registered twice.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +25,15 @@ from survey_app.domain.answers import (
 )
 from survey_app.domain.builder_fields import field_id
 from survey_app.domain.languages import LANGUAGES
-from survey_app.domain.question_privacy import epsilon_text, method_name, odds_text, survey_ledger
+from survey_app.domain.question_privacy import (
+    LedgerEntry,
+    SurveyLedger,
+    epsilon_text,
+    ledger_entry,
+    method_name,
+    odds_text,
+)
+from survey_app.storage.surveys import Question, Survey
 from survey_app.web import privacy_words
 from survey_app.web.i18n import (
     HTML_LANG,
@@ -40,6 +49,25 @@ from survey_app.web.respond.scripts import stylesheet_address
 from survey_app.web.respond.tick_fields import option_name
 from survey_app.web.respond.wording import error_wording, stored_day, typing_examples
 from survey_app.web.survey_address import address_qr, differing_base, survey_address
+
+#: Ledger entries kept across requests: a question's entry depends only on the question
+#: (frozen and hashable: its words, mechanism and parameters) and the reader's language.
+#: A 60-question page builds its ledger twice (the form and the protection summary).
+LEDGER_ENTRIES_KEPT = 4096
+
+
+@functools.lru_cache(maxsize=LEDGER_ENTRIES_KEPT)
+def _kept_entry(question: Question, language: str) -> LedgerEntry:
+    """``question``'s entry in ``language``, the current page's (part of the key)."""
+    return ledger_entry(question)
+
+
+def survey_ledger(survey: Survey) -> SurveyLedger:
+    """The ledger of ``survey`` in the page's language, from entries kept across requests
+    (``question_privacy.survey_ledger`` builds it afresh)."""
+    language = current_language()
+    return SurveyLedger(_kept_entry(question, language) for question in survey.questions)
+
 
 HELPERS: tuple[Callable[..., Any], ...] = (
     # The respondent's page: the wire values of options and numbers, and the thank-you

@@ -300,3 +300,47 @@ def test_a_survey_as_written_exports_no_order_keys(app: Flask) -> None:
         survey = store_survey(get_db(), parse_definition(plain, "plain.yaml"))
     written = definition_yaml(survey_definition(survey))
     assert "question_order" not in written and written.count("option_order") == 2
+
+
+SECTIONED = """\
+slug: sectioned-orders
+title: Orders by section
+question_order: random
+sections:
+  - title: About you
+    question_order: as_written
+    questions:
+      - {key: year, text: Year, type: choice, options: [One, Two], sensitive: false}
+      - {key: campus, text: Campus, type: choice, options: [North, South], sensitive: false}
+  - title: Studying
+    questions:
+      - {key: cheated, text: Cheated}
+      - {key: copied, text: Copied}
+"""
+
+
+def test_a_section_keeps_its_own_order_or_the_surveys(app: Flask) -> None:
+    """A section's ``question_order`` overrides the survey's; one without follows it. The
+    order travels through storage and the export, and each part is drawn in its own."""
+    with app.app_context():
+        survey = store_survey(get_db(), parse_definition(SECTIONED, "sectioned.yaml"))
+        again = get_survey(get_db(), "sectioned-orders")
+    assert again is not None and again.part_orders == ("as_written", "random")
+    written = definition_yaml(survey_definition(again))
+    assert written.count("question_order: as_written") == 1
+    assert survey_definition(again) == parse_definition(written, "export.yaml")
+    # Only the second part draws (one draw below 2): the first is shown as written.
+    for drawn, keys in ((0, ["copied", "cheated"]), (1, ["cheated", "copied"])):
+        first, second = order.display_parts(
+            survey.parts, survey.part_orders, Scripted([drawn], [2])
+        )
+        assert [s.question.key for s in first] == ["year", "campus"]
+        assert [s.question.key for s in second] == keys
+
+
+def test_a_sections_bad_order_is_refused_with_its_field() -> None:
+    with pytest.raises(SurveyDefinitionError) as refused:
+        parse_definition(SECTIONED.replace("as_written", "alphabetical"), "sectioned.yaml")
+    problem = refused.value
+    assert (problem.line, problem.field) == (6, "sections[0].question_order")
+    assert "must be one of: as_written, random" in problem.message

@@ -114,7 +114,7 @@ def test_section_texts_are_translatable() -> None:
             "  - title: Nights\n    colour: blue\n",
             "sections[1].colour",
             9,
-            "unknown key 'colour' (allowed: title, description, questions)",
+            "unknown key 'colour' (allowed: title, description, question_order, questions)",
         ),
         (
             "{key: awake, text: Awake all night}",

@@ -60,6 +60,21 @@ def test_fields_with_sections_become_a_sectioned_file_and_come_back() -> None:
     assert fields_from_source(definition_yaml(fields)) == fields
 
 
+def test_a_sections_own_order_is_chosen_in_the_form_and_comes_back(
+    builder: FlaskClient,
+) -> None:
+    fields = sectioned_fields()
+    fields.sections[1].question_order = "random"
+    survey = parse_definition(definition_yaml(fields))
+    assert [s.question_order for s in survey.sections] == [None, "random"]
+    assert fields_from_source(definition_yaml(fields)) == fields
+    page = text(builder.get(BUILDER))
+    page = text(press(builder, page, "add_section"))
+    assert page_form(page)["s1.question_order"] == ""  # the survey's, until chosen
+    page = text(press(builder, page, "preview", s1__question_order="random"))
+    assert page_form(page)["s1.question_order"] == "random"
+
+
 def test_the_example_fills_the_form_and_writes_back_the_same_survey() -> None:
     fields = fields_from_source(EXAMPLE.read_text("utf-8"))
     assert [q.section for q in fields.questions] == [0, 1, 1, 2, 2, 2]

@@ -11,6 +11,7 @@ import json
 import re
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +20,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from itsdangerous import URLSafeTimedSerializer
 
+from survey_app import create_app
 from survey_app.domain.definitions import load_definition, parse_definition
+from survey_app.storage.invitations import create_invitations
 from survey_app.storage.surveys import Question, Survey, store_survey
 from survey_app.web import form_tokens
 from survey_app.web.database_session import get_db
@@ -90,23 +93,61 @@ class Walk:
         return self.page
 
 
-def test_the_page_holds_every_section_the_first_shown(app: Flask, survey: Survey) -> None:
-    page = app.test_client().get(URL).get_data(as_text=True)
+def test_the_page_holds_the_first_section_and_where_the_others_are(
+    app: Flask, survey: Survey
+) -> None:
+    """The first page carries one section, as every page without JavaScript does; the
+    script fetches the others from the form's data-sections address, hidden, their fields
+    disabled, each with its heading and place."""
+    client = app.test_client()
+    page = client.get(URL).get_data(as_text=True)
     sections = re.findall(r'<section class="survey-section" id="section-(\d)"([^>]*)>', page)
-    assert [(index, "hidden" in rest) for index, rest in sections] == [
-        ("0", False),
-        ("1", True),
-        ("2", True),
-    ]
-    # A later section's fields are disabled, so that Next without JavaScript sends the first.
-    fieldsets = re.findall(r'<fieldset class="section-fields"[^>]*>', page)
-    assert ["disabled" in tag for tag in fieldsets] == [False, True, True]
-    for number in (1, 2, 3):
-        assert f"Section {number} of 3" in page
-    assert re.search(r'<progress max="3" value="2" aria-labelledby="progress-1">', page)
-    assert re.search(r'<h2 id="section-title-1" tabindex="-1">Studying</h2>', page)
+    assert sections == [("0", ' aria-labelledby="section-title-0"')]
+    assert "Section 1 of 3" in page and "Section 2 of 3" not in page
     assert "/js/sections.js?v=" in page and 'data-randomize="survey"' in page
     assert carried_payload(page)["section"] == 0 and carried_payload(page)["reports"] == {}
+    (address,) = re.findall(r'data-sections="([^"]+)"', page)
+    assert address == f"{URL}/sections?lang=en"
+    others = client.get(address)
+    assert others.status_code == 200
+    rest = others.get_data(as_text=True)
+    sections = re.findall(r'<section class="survey-section" id="section-(\d)"([^>]*)>', rest)
+    assert [(index, "hidden" in tag) for index, tag in sections] == [("1", True), ("2", True)]
+    fieldsets = re.findall(r'<fieldset class="section-fields"[^>]*>', rest)
+    assert ["disabled" in tag for tag in fieldsets] == [True, True]
+    assert re.search(r'<progress max="3" value="2" aria-labelledby="progress-1">', rest)
+    assert re.search(r'<h2 id="section-title-1" tabindex="-1">Studying</h2>', rest)
+    assert "<html" not in rest and "<form" not in rest and "submission_id" not in rest
+    for question in survey.questions[1:]:
+        assert f'name="{question.key}"' in rest
+
+
+def test_the_other_sections_are_shown_only_where_the_page_would_be(app: Flask) -> None:
+    """What the first page's GET would withhold, the other sections' address withholds
+    (404): a closed survey's, one by invitation without an open one, one whose consent
+    was not given; and a survey of one page has none."""
+    with app.app_context():
+        db = get_db()
+        source = (ROOT / "examples" / "sections.yaml").read_text("utf-8")
+        consented = source.replace("slug: student-health-sections", "slug: consented-sections")
+        consented = consented.replace("max_epsilon: 8", "max_epsilon: 8\nconsent: Agree?")
+        store_survey(db, parse_definition(consented, "consented.yaml"))
+        invited = source.replace("slug: student-health-sections", "slug: invited-sections")
+        invited = invited.replace("max_epsilon: 8", "max_epsilon: 8\naccess: invitation")
+        (token,) = create_invitations(
+            db, store_survey(db, parse_definition(invited, "invited.yaml")), 1
+        )
+    client = app.test_client()
+    assert client.get("/s/consented-sections/sections").status_code == 404
+    assert client.get("/s/consented-sections/sections?agree=yes").status_code == 200
+    page = client.get("/s/consented-sections?agree=yes").get_data(as_text=True)
+    assert 'data-sections="/s/consented-sections/sections?lang=en&amp;agree=yes"' in page
+    assert client.get("/s/invited-sections/sections").status_code == 404
+    assert client.get("/s/invited-sections/sections?invitation=" + "A" * 43).status_code == 404
+    page = client.get(f"/s/invited-sections?invitation={token}").get_data(as_text=True)
+    (address,) = re.findall(r'data-sections="([^"]+)"', page)
+    assert client.get(address.replace("&amp;", "&")).status_code == 200
+    assert client.get("/s/campus-health/sections").status_code == 404  # one page
 
 
 def test_without_javascript_each_section_is_a_page_and_the_response_is_stored_once(
@@ -132,6 +173,31 @@ def test_without_javascript_each_section_is_a_page_and_the_response_is_stored_on
     # Sent again (a retry): the same page, nothing stored twice.
     assert walk.client.post(URL, data=final).status_code == 200
     assert len(rows(database)) == 1
+
+
+def test_only_the_post_that_stores_counts_towards_the_submission_limit(tmp_path: Path) -> None:
+    """Two respondents walk three sections each (six POSTs) under a limit of two
+    submissions a minute and both are stored; the third is refused at its first Next."""
+    limited = create_app(
+        {
+            "DATABASE": str(tmp_path / "s.db"),
+            "SECRET_KEY": "k",
+            "RATE_LIMITS": True,
+            "SUBMIT_RATE_LIMIT": "2 per minute",
+        }
+    )
+    with limited.app_context():
+        store_survey(get_db(), load_definition(ROOT / "examples" / "sections.yaml"))
+    for _respondent in range(2):
+        walk = Walk(limited.test_client())
+        for answers in ANSWERS:
+            page = walk.send({**answers, **NEXT})
+            assert walk.status == 200, page
+        assert "Thank you" in page
+    walk = Walk(limited.test_client())
+    walk.send({**ANSWERS[0], **NEXT})
+    assert walk.status == 429
+    assert sqlite_utils.Database(tmp_path / "s.db")["responses"].count == 2
 
 
 def test_back_shows_the_section_before_empty_and_its_answers_are_replaced(

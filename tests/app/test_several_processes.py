@@ -28,6 +28,7 @@ import pytest
 
 from tests.support.examples import MIXED, MIXED_SLUG
 from tests.support.paths import ROOT
+from tests.support.processes import run_survey_app
 from tests.support.researchers import PASSWORD
 from tests.support.respondents import hidden_fields
 
@@ -97,18 +98,6 @@ def _environment(database: Path) -> dict[str, str]:
     }
 
 
-def _survey_app(env: dict[str, str], *args: str, stdin: str = "") -> None:
-    subprocess.run(
-        [sys.executable, "-m", "survey_app.cli.commands", *args],
-        env=env,
-        input=stdin,
-        text=True,
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-
-
 def _start(name: str, workdir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
     """One gunicorn server (one worker process) on a port the OS picks, and its address."""
     log = workdir / f"{name}.log"
@@ -141,9 +130,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     workdir = tmp_path_factory.mktemp("two-servers")
     database = workdir / "survey.db"
     env = _environment(database)
-    _survey_app(env, "create-researcher", OWNER, "--password-stdin", stdin=PASSWORD + "\n")
-    _survey_app(env, "import-survey", "--owner", OWNER, str(MIXED))
-    _survey_app(env, "budget", MIXED_SLUG, "1.5")
+    for args, stdin in [
+        (("create-researcher", OWNER, "--password-stdin"), PASSWORD + "\n"),
+        (("import-survey", "--owner", OWNER, str(MIXED)), None),
+        (("budget", MIXED_SLUG, "1.5"), None),
+    ]:
+        run_survey_app(args, cwd=workdir, env=env, stdin=stdin)
     started = [_start(name, workdir, env) for name in ("a", "b")]
     try:
         yield Servers(started[0][1], started[1][1], database)

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
 import sqlite_utils
@@ -31,7 +29,7 @@ from survey_app.storage.surveys import Survey, get_survey, store_survey, survey_
 from survey_app.storage.tallies import recount
 from survey_app.web.database_session import get_db
 from tests.app.test_builder import field_error, page_form, press, text, upload
-from tests.support.respondents import hidden_fields
+from tests.support.respondents import post_without_javascript, stored_answers
 from tests.support.stored import tally_cells
 
 SLUG = "placements"
@@ -168,17 +166,8 @@ def test_conditions_are_stored_and_given_back_as_written(app: Flask, survey: Sur
     assert "show_if:\n    question: year\n    is:\n    - 3\n    - 4" in definition_yaml(definition)
 
 
-def stored_answers(app: Flask) -> list[dict[str, object]]:
-    database = sqlite_utils.Database(app.config["DATABASE"])
-    return [json.loads(row["answers"]) for row in database.query("SELECT answers FROM responses")]
-
-
 def post(app: Flask, data: dict[str, str]) -> tuple[int, str, int]:
-    """One respondent's POST without JavaScript: status, page, body length."""
-    client = app.test_client()
-    sent = {**hidden_fields(client.get(f"/s/{SLUG}").get_data(as_text=True)), **data}
-    response = client.post(f"/s/{SLUG}", data=sent)
-    return response.status_code, response.get_data(as_text=True), len(urlencode(sent))
+    return post_without_javascript(app, SLUG, data)
 
 
 def test_without_javascript_a_conditioned_question_says_who_answers_it_and_is_not_required(

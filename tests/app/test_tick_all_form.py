@@ -8,9 +8,7 @@ refused beside a browser's report; the thank-you page has one length whatever wa
 
 from __future__ import annotations
 
-import json
 import re
-from urllib.parse import urlencode
 
 import pytest
 import sqlite_utils
@@ -20,7 +18,7 @@ from survey_app.domain.definitions import parse_definition
 from survey_app.privacy.mechanisms import SampledOption
 from survey_app.storage.surveys import Survey, store_survey
 from survey_app.web.database_session import get_db
-from tests.support.respondents import hidden_fields
+from tests.support.respondents import post_without_javascript, stored_answers
 from tests.support.stored import tally_cells
 
 SLUG = "used"
@@ -58,17 +56,8 @@ def pairs(ticked: set[int], k: int = len(OPTIONS), key: str = "used") -> dict[st
     return {f"{key}.{index}": "y" if index in ticked else "n" for index in range(k)}
 
 
-def stored_answers(app: Flask) -> list[dict[str, object]]:
-    database = sqlite_utils.Database(app.config["DATABASE"])
-    return [json.loads(row["answers"]) for row in database.query("SELECT answers FROM responses")]
-
-
 def post(app: Flask, data: dict[str, str]) -> tuple[int, str, int]:
-    """One respondent's POST: the status, the page and the body's length in bytes."""
-    client = app.test_client()
-    sent = {**hidden_fields(client.get(f"/s/{SLUG}").get_data(as_text=True)), **data}
-    response = client.post(f"/s/{SLUG}", data=sent)
-    return response.status_code, response.get_data(as_text=True), len(urlencode(sent))
+    return post_without_javascript(app, SLUG, data)
 
 
 def test_the_page_asks_a_yes_no_pair_per_option_in_fieldsets(app: Flask, survey: Survey) -> None:

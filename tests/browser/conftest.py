@@ -43,6 +43,8 @@ from survey_app.cli.audit import CHROMIUM, CHROMIUM_ARGS
 from tests.support.browser import SECRET_KEY, LiveServer
 from tests.support.examples import EXAMPLE, SLUG
 from tests.support.paths import ROOT
+from tests.support.processes import run_survey_app
+from tests.support.samplers import load_samplers
 
 SKIP_VARIABLE = "SURVEY_APP_SKIP_BROWSER"
 SCREENSHOT_VARIABLE = "SURVEY_APP_SCREENSHOTS"
@@ -54,10 +56,13 @@ HERE = Path(__file__).resolve().parent
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test in this folder ``browser`` (before ``-m`` selects), so
-    ``pytest -m "not browser"`` leaves out gunicorn and Chromium without a list to keep."""
+    ``pytest -m "not browser"`` leaves out gunicorn and Chromium without a list to keep;
+    and put them in one xdist group, so that ``pytest -n auto --dist loadgroup`` runs them
+    all in one worker (one live server, one Chromium at a time) beside the other tests."""
     for item in items:
         if HERE in item.path.parents:
             item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 def _skipping_browser_tests() -> bool:
@@ -83,26 +88,6 @@ def _browser_prerequisites() -> None:
             f"the Playwright package is missing ({err}): pip install -e '.[test]'",
             pytrace=False,
         )
-
-
-def _run_cli(
-    args: tuple[str, ...], *, cwd: Path, env: dict[str, str], stdin: str | None = None
-) -> str:
-    """The ``survey-app`` console script's entry point, in a process of its own."""
-    completed = subprocess.run(
-        [sys.executable, "-c", "from survey_app.cli.commands import main; main()", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert completed.returncode == 0, (
-        f"survey-app {' '.join(args)} exited with {completed.returncode}:\n{completed.stderr}"
-    )
-    return completed.stdout
 
 
 def _free_port() -> int:
@@ -132,6 +117,9 @@ def _server_environment(db_path: Path) -> dict[str, str]:
         "SURVEY_APP_DATABASE": str(db_path),
         "SURVEY_APP_SECRET_KEY": SECRET_KEY,
         "SURVEY_APP_RATE_LIMITS": "off",
+        # One PBKDF2 round instead of scrypt's 0.4 s per login and per account made, as in
+        # tests/conftest.py; tests/app/test_sessions.py checks the production default.
+        "SURVEY_APP_PASSWORD_HASH_METHOD": "pbkdf2:sha256:1",
         "PYTHONUNBUFFERED": "1",
         # The checkout under test, whether or not it was pip-installed.
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -188,7 +176,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     the whole session."""
     workdir = tmp_path_factory.mktemp("live-server")
     env = _server_environment(workdir / "survey.db")
-    imported = _run_cli(("import-survey", "--listed", str(EXAMPLE)), cwd=workdir, env=env)
+    imported = run_survey_app(("import-survey", "--listed", str(EXAMPLE)), cwd=workdir, env=env)
     assert imported.strip() == SLUG
     with _served(workdir, env) as server:
         yield server
@@ -258,11 +246,7 @@ def screenshots(tmp_path: Path) -> Path:
 @pytest.fixture
 def strict_randomizer(page: Any) -> Any:
     """A blank page with every sampler loaded as served, where Math.random throws."""
-    from survey_app.cli.audit import browser_modules
-    from survey_app.served_scripts import served_script
-
     page.goto("about:blank")
     page.evaluate("() => { Math.random = () => { throw new Error('Math.random'); }; }")
-    for name in browser_modules():
-        page.add_script_tag(content=served_script(name))
+    load_samplers(page)
     return page

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.browser import LiveServer, axe_violations, sideways_overflow, watch
+from tests.support.browser import DESKTOP, LiveServer, layout_problems, watch
 
 USERNAME = "builder-ada"
 PASSWORD = "correct horse battery"
@@ -192,15 +192,11 @@ def test_builder_and_preview_pages_pass_axe_and_fit_a_phone(
         "draft": f"{BUILDER}drafts/{saved_draft}",
         "draft preview": f"{BUILDER}drafts/{saved_draft}/preview",
     }
+    page.set_viewport_size(DESKTOP)
     problems = {}
     for name, path in pages.items():
-        for viewport in ({"width": 1280, "height": 900}, NARROW):
-            page.set_viewport_size(viewport)
-            page.goto(live_server.url(f"{path}?lang={language}"))
-            violations = axe_violations(page)
-            overflow = sideways_overflow(page)
-            if violations or overflow:
-                problems[name, viewport["width"]] = (violations, overflow)
+        page.goto(live_server.url(f"{path}?lang={language}"))
+        problems[name] = layout_problems(page, NARROW)
     # An error state: saving with three mistakes, each shown at its field, with a summary.
     page.goto(live_server.url(f"{BUILDER}drafts/{saved_draft}?lang={language}"))
     page.fill("#b-slug", "Not A Slug")
@@ -214,12 +210,8 @@ def test_builder_and_preview_pages_pass_axe_and_fit_a_phone(
     expect(page.locator("#builder-errors li")).to_have_count(3)
     for field in ("b-slug", "b-q1-text-ko", "b-q2-max"):
         expect(page.locator(f"#{field}-error")).to_be_visible()
-    for viewport in ({"width": 1280, "height": 900}, NARROW):
-        page.set_viewport_size(viewport)
-        violations, overflow = axe_violations(page), sideways_overflow(page)
-        if violations or overflow:
-            problems["error", viewport["width"]] = (violations, overflow)
-    assert not problems, problems
+    problems["error"] = layout_problems(page, NARROW)
+    assert not any(problems.values()), problems
 
 
 def answer_in_korean_with_the_keyboard(page: Any) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.browser import LiveServer, answer, submit, watch
 
@@ -134,6 +135,8 @@ def section_sizes(new_context: Any, server: LiveServer, javascript: bool) -> set
         page = new_context(java_script_enabled=javascript).new_page()
         log = watch(page)
         assert page.goto(server.url(f"/s/{SECTIONED_SLUG}")).status == 200
+        if javascript:  # the script adds the other sections before the walk
+            expect(page.locator("section.survey-section")).to_have_count(len(SECTIONS))
         pages = []
         for index, keys in enumerate(SECTIONS):
             answer(page, {k: v for k, v in choices.items() if k.split(".")[0] in keys})

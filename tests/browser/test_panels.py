@@ -102,13 +102,16 @@ def test_a_panel_participant_is_sent_back_to_the_panel(
 
     context.route("https://app.prolific.com/**", at_the_panel)
     page = context.new_page()
+    if javascript:
+        page.clock.install()  # the page's few seconds pass when the test says so
     traffic = Traffic(page)
     answer_from_panel(page, server, RETURN_SLUG, marker)
     link = page.locator("#completion-link")
     expect(link).to_have_attribute("href", REDIRECT)
     if javascript:
         expect(page.locator("#completion-note")).to_be_visible()
-        page.wait_for_url(REDIRECT, timeout=10_000)
+        page.clock.run_for(6_000)
+        page.wait_for_url(REDIRECT)
     else:
         expect(page.locator("#completion-note")).to_be_hidden()
         page.wait_for_timeout(6_000)  # nothing moves without JavaScript
@@ -124,11 +127,13 @@ def test_staying_on_the_page_stops_the_return(
     server: LiveServer, new_context: Callable[..., Any]
 ) -> None:
     page = new_context().new_page()
+    page.clock.install()  # the page's few seconds pass when the test says so
     answer_from_panel(page, server, RETURN_SLUG, f"pid{secrets.token_hex(8)}")
     page.click("#completion-stay")
     expect(page.locator("#completion-note")).to_be_hidden()
     expect(page.locator("#completion-link")).to_be_focused()
-    page.wait_for_timeout(6_000)
+    page.clock.run_for(6_000)
+    page.wait_for_timeout(500)  # time for a navigation the timer would have started
     assert page.url == server.url(f"/s/{RETURN_SLUG}?lang=en")
 
 

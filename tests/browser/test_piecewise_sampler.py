@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from survey_app.privacy.mechanisms.piecewise import DiscretePiecewise
-from tests.browser.test_randomizer import (
+from tests.support.samplers import (
     DRAWS,
     STATIC,
     assert_each_throws,

@@ -22,7 +22,7 @@ from survey_app.cli.audit import BROWSER, browser_source, format_report, run_aud
 from survey_app.privacy.audit import shipped_cases, tick_all_cases
 from survey_app.privacy.mechanisms.sampled_option import SampledOption
 from survey_app.privacy.wire import ReportFormat
-from tests.browser.test_randomizer import (
+from tests.support.samplers import (
     DRAWS,
     STATIC,
     assert_each_throws,

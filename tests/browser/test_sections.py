@@ -71,6 +71,10 @@ def test_with_javascript_the_page_walks_its_sections_and_posts_once(
     log = watch(page)
     before = responses(live_server)
     page.goto(live_server.url(f"/s/{SLUG}"))
+    # The page holds the first section; the script adds the others, fetched without answers.
+    expect(page.locator("section.survey-section")).to_have_count(3)
+    fetched = [(method, url, body) for method, url, body in log.requests if "/sections?" in url]
+    assert fetched == [("GET", live_server.url(f"/s/{SLUG}/sections?lang=en"), "")]
     first, second, third = (page.locator(f"#section-{index}") for index in range(3))
     expect(first).to_be_visible()
     expect(second).to_be_hidden()
@@ -132,6 +136,25 @@ def test_without_javascript_each_section_is_a_page_and_stored_once(
     assert responses(live_server) == before + 1
 
 
+def test_if_the_other_sections_never_come_each_next_goes_to_the_server(
+    new_context: Callable[..., Any], live_server: LiveServer, survey: str
+) -> None:
+    """With JavaScript but the other sections' fetch failing, the page works as without
+    it: each Next posts its section, the server randomizes it, the response is stored once."""
+    page = new_context().new_page()
+    page.route("**/sections?*", lambda route: route.abort())
+    log = watch(page)
+    before = responses(live_server)
+    page.goto(live_server.url(f"/s/{SLUG}"))
+    for answers in ({"year": "2"}, {"awake": "no"}, {"naps": "yes"}):
+        answer(page, answers)
+        with page.expect_navigation():
+            page.locator('section:not([hidden]) button[value="next"]').click()
+    expect(page.locator("h1")).to_have_text("Thank you")
+    assert len(log.posts()) == 3 and "randomized=client" not in log.posts()[0][1]
+    assert responses(live_server) == before + 1
+
+
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_section_pages_pass_axe_and_fit_a_phone(
     new_context: Callable[..., Any], live_server: LiveServer, survey: str, language: str
@@ -140,6 +163,7 @@ def test_section_pages_pass_axe_and_fit_a_phone(
     phone = {"viewport": {"width": 375, "height": 740}}
     page = new_context(**phone).new_page()
     page.goto(live_server.url(f"/s/{SLUG}?lang={language}"))
+    expect(page.locator("section.survey-section")).to_have_count(3)
     found["first section"] = axe_violations(page)
     assert sideways_overflow(page) == 0
     answer(page, {"year": "2"})

@@ -21,7 +21,7 @@ import pytest
 
 from survey_app.privacy.mechanisms.subset_selection import SubsetSelection
 from survey_app.privacy.wire import ReportFormat
-from tests.browser.test_randomizer import (
+from tests.support.samplers import (
     DRAWS,
     STATIC,
     assert_each_throws,

@@ -94,24 +94,6 @@ INTERVAL_LINES = """() => [...document.querySelectorAll('td.interval')].map((cel
   return [tops.size, cell.textContent.trim()];
 })"""
 
-
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_at_1280_px_no_interval_wraps(
-    live_server: LiveServer, survey: str, new_context: Callable[..., Any], language: str
-) -> None:
-    page = logged_in(new_context, live_server)
-    wrapped: dict[str, list[str]] = {}
-    counted = 0
-    for name, path in PAGES.items():
-        visit(page, live_server, path, language)
-        cells = page.evaluate(INTERVAL_LINES)
-        counted += len(cells)
-        wrapped[name] = [text for lines, text in cells if lines != 1]
-        assert sideways_overflow(page) == 0, name
-    assert counted >= 40  # every page has interval cells to check
-    assert not any(wrapped.values()), wrapped
-
-
 # Every table's and chart's right edge, and the chart texts' sizes and right edges.
 EDGES = """() => {
   const right = (e) => e.getBoundingClientRect().right;
@@ -125,35 +107,47 @@ EDGES = """() => {
 }"""
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-def test_at_375_px_tables_and_charts_stay_on_the_screen(
-    live_server: LiveServer, survey: str, new_context: Callable[..., Any], language: str
-) -> None:
-    page = logged_in(new_context, live_server)
-    page.set_viewport_size(PHONE)
-    for name, path in PAGES.items():
-        visit(page, live_server, path, language)
-        assert sideways_overflow(page) == 0, name
-        edges = page.evaluate(EDGES)
-        assert edges["tables"] and max(edges["tables"]) <= PHONE["width"], (name, edges["tables"])
-        assert all(right <= PHONE["width"] for right in edges["charts"]), name
-        for size, left, right in edges["texts"]:
-            assert size >= 12 and 0 <= left and right <= PHONE["width"], (name, size, left, right)
-    assert len(edges["charts"]) >= 5  # the public page, visited last, has its charts
+def wrapped_intervals(page: Any) -> tuple[int, list[str]]:
+    """At 1280 px: how many interval cells the page has, and the texts of those that wrap."""
+    cells = page.evaluate(INTERVAL_LINES)
+    return len(cells), [text for lines, text in cells if lines != 1]
+
+
+def assert_on_a_phone_screen(page: Any, name: str) -> dict[str, list[Any]]:
+    """At 375 px: no sideways scrolling, every table and chart inside the screen, every
+    chart text whole and at least 12 px; the edges measured."""
+    assert sideways_overflow(page) == 0, name
+    edges: dict[str, list[Any]] = page.evaluate(EDGES)
+    assert edges["tables"] and max(edges["tables"]) <= PHONE["width"], (name, edges["tables"])
+    assert all(right <= PHONE["width"] for right in edges["charts"]), name
+    for size, left, right in edges["texts"]:
+        assert size >= 12 and 0 <= left and right <= PHONE["width"], (name, size, left, right)
+    return edges
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_the_changed_pages_pass_axe(
+def test_the_changed_pages_fit_both_widths_and_pass_axe(
     live_server: LiveServer, survey: str, new_context: Callable[..., Any], language: str
 ) -> None:
+    """Each page loaded once: at 1280 px no interval wraps and nothing scrolls sideways,
+    at 375 px tables and charts stay on the screen; axe at both widths."""
     page = logged_in(new_context, live_server)
+    wrapped: dict[str, list[str]] = {}
     problems = {}
+    counted = 0
     for name, path in PAGES.items():
-        visit(page, live_server, path, language)
-        for viewport in (DESKTOP, PHONE):
-            page.set_viewport_size(viewport)
-            violations = axe_violations(page)
-            if violations:
-                problems[name, viewport["width"]] = violations
         page.set_viewport_size(DESKTOP)
+        visit(page, live_server, path, language)
+        cells, wrapped[name] = wrapped_intervals(page)
+        counted += cells
+        assert sideways_overflow(page) == 0, name
+        if violations := axe_violations(page):
+            problems[name, DESKTOP["width"]] = violations
+        page.set_viewport_size(PHONE)
+        edges = assert_on_a_phone_screen(page, name)
+        if violations := axe_violations(page):
+            problems[name, PHONE["width"]] = violations
+    assert counted >= 40  # every page has interval cells to check
+    assert not any(wrapped.values()), wrapped
+    assert len(edges["charts"]) >= 5  # the public page, visited last, has its charts
     assert not problems, problems

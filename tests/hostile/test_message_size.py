@@ -325,16 +325,17 @@ def walk_sections(app: Flask, survey: Survey, answers: dict[str, str]) -> tuple[
 
 @pytest.mark.slow
 def test_without_javascript_section_sizes_do_not_depend_on_the_true_answers(
-    app: Flask, monkeypatch: pytest.MonkeyPatch
+    app: Flask, survey: Survey, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def randomize(survey: Survey, values: Mapping[str, Any]) -> dict[str, Any]:
         return {q.key: fixed_report(q, values.get(q.key)) for q in survey.questions}
 
     monkeypatch.setattr(section_steps, "randomize_response", randomize)
     with app.app_context():
-        survey = store_survey(get_db(), parse_definition(SECTIONED))
-    assert [len(survey.section_questions(index)) for index in range(3)] == [4, 4, 3]
-    page = app.test_client().get(f"/s/{SECTIONED_SLUG}").get_data(as_text=True)
+        sectioned = store_survey(get_db(), parse_definition(SECTIONED))
+    assert [len(sectioned.section_questions(index)) for index in range(3)] == [4, 4, 3]
+    # The same questions on one page (a sectioned page holds one section): every option.
+    _, page = rendered_form(app)
     fixed = baseline(page)
     answered = [
         {**fixed, name: value} for name, values in radio_values(page).items() for value in values
@@ -343,7 +344,7 @@ def test_without_javascript_section_sizes_do_not_depend_on_the_true_answers(
     answered += [{**fixed, "laplace": value} for value in ("-020", "0000", "0500")]
     answered += [{**fixed, "plain_number": value} for value in ("0000", "1000")]
     answered += [{**fixed, **dict.fromkeys(TICKS, tick)} for tick in ("y", "n")]
-    sizes = {walk_sections(app, survey, answers) for answers in answered}
+    sizes = {walk_sections(app, sectioned, answers) for answers in answered}
     assert len(sizes) == 1, sizes
     with app.app_context():
         stored = get_db().execute("SELECT count(*) FROM responses").fetchone()[0]

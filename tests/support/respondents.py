@@ -3,8 +3,11 @@ the wire, and the thank-you page read back."""
 
 from __future__ import annotations
 
+import json
 import re
+from urllib.parse import urlencode
 
+import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -52,3 +55,18 @@ def submit_client_randomized(app: Flask, reported: dict[str, str]) -> None:
         f"/s/{SLUG}", data={**fresh_form(respondent), **reported, "randomized": "client"}
     )
     assert response.status_code == 200
+
+
+def stored_answers(app: Flask) -> list[dict[str, object]]:
+    """Every stored response's answers, in storage order, read from the app's database."""
+    database = sqlite_utils.Database(app.config["DATABASE"])
+    return [json.loads(row["answers"]) for row in database.query("SELECT answers FROM responses")]
+
+
+def post_without_javascript(app: Flask, slug: str, data: dict[str, str]) -> tuple[int, str, int]:
+    """One respondent's POST as a page without JavaScript sends it: the status, the page
+    and the body's length in bytes."""
+    client = app.test_client()
+    sent = {**hidden_fields(client.get(f"/s/{slug}").get_data(as_text=True)), **data}
+    response = client.post(f"/s/{slug}", data=sent)
+    return response.status_code, response.get_data(as_text=True), len(urlencode(sent))

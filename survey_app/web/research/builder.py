@@ -12,7 +12,9 @@ problem it finds is shown at once, listed at the top and again at the field it n
 Drafts are their owner's alone: anyone else, and any survey past the draft stage, gets a
 404.
 The preview renders the respondent's page inside a disabled fieldset with no valid form
-token, so it can never send, let alone store, an answer.
+token, so it can never send, let alone store, an answer. A sectioned survey's preview
+walks its sections: in the builder with builder.js's buttons (every section is shown
+without it), on a saved draft's preview page by ``?section=N`` links.
 """
 
 from __future__ import annotations
@@ -134,12 +136,31 @@ def draft_preview(slug: str) -> str:
     draft = owned_draft(slug)
     language = _survey_language(draft.languages, str(get_locale()))
     shown = draft.localized(language)
+    walk = _walk(request.args.get("section", ""), len(shown.sections))
     return render_template(
         "research/builder_preview_page.html",
         draft=draft,
         page_languages=draft.languages,
-        **_panel(shown, language, DEFAULT_RESPONDENTS, DEFAULT_MARGIN_POINTS),
+        **_panel(shown, language, DEFAULT_RESPONDENTS, DEFAULT_MARGIN_POINTS, walk),
     )
+
+
+@dataclass(frozen=True)
+class Walk:
+    """Where the draft's preview page is among a survey's sections: ``index`` (from 0),
+    shown alone when ``asked`` for (a link followed: its heading takes the focus, as
+    after a respondent's Next), else the respondent's first page, the first section."""
+
+    index: int
+    asked: bool
+
+
+def _walk(raw: str, count: int) -> Walk:
+    """The section ``?section=N`` (from 1) asks for; the first page when it asks for none
+    or for one the survey does not have (an address kept from before a section was
+    removed still shows the survey)."""
+    number = int(raw) if raw.isdecimal() and len(raw) < 4 else 0
+    return Walk(number - 1, asked=True) if 1 <= number <= count else Walk(0, asked=False)
 
 
 @bp.get("/drafts/<slug>/survey.yaml")
@@ -324,12 +345,16 @@ def _preview(fields: SurveyFields, checked: Checked) -> dict[str, object]:
     return _panel(survey, language, int(respondents), margin)
 
 
-def _panel(survey: Survey, language: str, respondents: int, margin: float) -> dict[str, object]:
+def _panel(
+    survey: Survey, language: str, respondents: int, margin: float, walk: Walk | None = None
+) -> dict[str, object]:
+    """The preview's context: ``walk`` on the draft's preview page, None in the builder."""
     plans: list[QuestionPlan] = plan_survey(survey, margin / 100, respondents, PLAN_CONFIDENCE)
     return {
         "preview": survey,
         "preview_language": language,
-        "respondent_page": _respondent_page(survey, language),
+        "respondent_page": _respondent_page(survey, language, walk),
+        "walk": walk,
         "plans": plans,
         "plan_respondents": respondents,
         "plan_margin": margin,
@@ -337,24 +362,27 @@ def _panel(survey: Survey, language: str, respondents: int, margin: float) -> di
     }
 
 
-def _respondent_page(survey: Survey, language: str) -> Markup:
+def _respondent_page(survey: Survey, language: str, walk: Walk | None) -> Markup:
     """The main part of ``respond/survey.html`` for ``survey``, in ``language``: the very
     template respondents get, rendered without its page around it (and so without its
     browser scripts), and with an empty form token that no server would accept. Its
-    questions and options are in one order drawn as for a respondent."""
+    questions and options are in one order drawn as for a respondent.
+
+    A sectioned survey shows, in the builder, every section one after another (builder.js
+    then walks them in the page); on the draft's preview page, the section ``walk`` is at,
+    as the respondent's first page or as a page on the way through without JavaScript."""
     template = current_app.jinja_env.get_template("respond/survey.html")
     context: dict[str, object] = {
         "survey": survey,
-        "shown_parts": display_parts(survey.parts, survey.question_order),
+        "shown_parts": display_parts(survey.parts, survey.part_orders),
         "submission_id": "",
         "invitation": None,
         "problems": [],
         "field_errors": {},
-        # Every section one after another, each with its heading and progress: the
-        # preview shows the whole walk at once (and has no script to walk it).
-        "shown_section": None,
+        "shown_section": walk.index if walk and walk.asked else None,
+        "sections_in_page": (walk.index,) if walk else (),
         "carried": None,
-        "every_section_shown": True,
+        "every_section_shown": walk is None,
     }
     current_app.update_template_context(context)
     with force_locale(language):

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Blueprint, Response, abort, current_app, render_template, request
+from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import RequestEntityTooLarge
 from wtforms.form import BaseForm
@@ -35,7 +35,7 @@ from survey_app.web.bursts import burst_monitor
 from survey_app.web.database_session import get_db
 from survey_app.web.i18n import current_language
 from survey_app.web.i18n import gettext as _
-from survey_app.web.limits import limit_submissions
+from survey_app.web.limits import carried_on, limit_submissions
 from survey_app.web.respond.conditions import condition_views
 from survey_app.web.respond.forms import (
     answered_values,
@@ -121,20 +121,16 @@ def _survey_page(
     the GET's ``agree=yes``, or the ``agreed`` field the form carries only once the
     person has agreed). A refusal is said on the form, which comes back empty.
 
-    A sectioned survey's page holds every section, the first shown (``section`` None: a
-    fresh form, with or without JavaScript), or one section's page of the way through
-    without JavaScript (``section_steps``), which loads no script.
+    A sectioned survey's page holds its first section (``section`` None: a fresh form,
+    with or without JavaScript) and the address of the others, which ``sections.js``
+    fetches (``other_sections``), so that a page without JavaScript carries one section
+    only; or one section's page of the way through without JavaScript
+    (``section_steps``), which loads no script.
     """
-    if not survey.accepts_responses:
-        return _unavailable(survey.status)
-    if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
-        return _unavailable("invitation")
     status = refusal.status if refusal else 200
-    if not survey.by_invitation and has_answered(survey.slug):
-        return _render("respond/already_answered.html", survey), status
-    if survey.consent and not agreed:
-        # The consent step is a plain link: agreeing stores nothing, not even a cookie.
-        return _render("respond/consent.html", survey, invitation=invitation), status
+    withheld = _withheld(survey, invitation, agreed, status)
+    if withheld:
+        return withheld
     token = section.submission_id if section else new_form_token(survey)
     if survey.sections and section is None:
         carried: SectionPage | None = first_page(survey, token)
@@ -147,13 +143,46 @@ def _survey_page(
         conditions=condition_views(survey),
         submission_id=token,
         shown_section=section.section if section else None,
+        sections_in_page=[section.section if section else 0],
+        other_sections=_other_sections_address(survey, invitation) if not section else None,
         carried=carried.carried if carried else None,
-        shown_parts=display_parts(survey.parts, survey.question_order),
+        shown_parts=display_parts(survey.parts, survey.part_orders),
         invitation=invitation if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
         field_errors=refusal.field_errors if refusal else {},
     )
     return page, status
+
+
+def _withheld(
+    survey: Survey, invitation: str | None, agreed: bool, status: int = 200
+) -> tuple[str, int] | None:
+    """The page shown instead of the questions, if they may not be shown now (see
+    ``_survey_page``); None when they may."""
+    if not survey.accepts_responses:
+        return _unavailable(survey.status)
+    if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
+        return _unavailable("invitation")
+    if not survey.by_invitation and has_answered(survey.slug):
+        return _render("respond/already_answered.html", survey), status
+    if survey.consent and not agreed:
+        # The consent step is a plain link: agreeing stores nothing, not even a cookie.
+        return _render("respond/consent.html", survey, invitation=invitation), status
+    return None
+
+
+def _other_sections_address(survey: Survey, invitation: str | None) -> str | None:
+    """Where ``sections.js`` fetches a sectioned survey's other sections, with what the
+    page itself was shown for (its language, the consent given, the invitation)."""
+    if len(survey.sections) < 2:
+        return None
+    return url_for(
+        "respond.other_sections",
+        slug=survey.slug,
+        lang=current_language(),
+        agree="yes" if survey.consent else None,
+        invitation=invitation if survey.by_invitation else None,
+    )
 
 
 def _reported_answers(
@@ -197,6 +226,30 @@ def survey_form(slug: str) -> tuple[str, int]:
     return _survey_page(survey, request.args.get("invitation"), agreed)
 
 
+@bp.get("/s/<slug>/sections")
+def other_sections(slug: str) -> tuple[str, int]:
+    """A sectioned survey's sections after the first, for ``static/sections.js`` to add
+    to the page it walks: what the page's GET would show, no more (404 where it would
+    show no questions). No answer is sent to fetch them; the address's query, like any
+    respondent page's, stays out of the access log (``respondent_query``)."""
+    survey = _survey_or_404(slug)
+    agreed = request.args.get("agree") == "yes"
+    if len(survey.sections) < 2 or _withheld(survey, request.args.get("invitation"), agreed):
+        abort(404)
+    page = _render(
+        "respond/other_sections.html",
+        survey,
+        conditions=condition_views(survey),
+        shown_section=None,
+        sections_in_page=range(1, len(survey.sections)),
+        scripted=True,
+        shown_parts=display_parts(survey.parts, survey.part_orders),
+        problems=[],
+        field_errors={},
+    )
+    return page, 200
+
+
 @bp.post("/s/<slug>")
 @limit_submissions
 def submit(slug: str) -> tuple[str, int]:
@@ -207,6 +260,8 @@ def submit(slug: str) -> tuple[str, int]:
     if posts_a_section(survey, posted):
         step = section_step(survey, posted)
         if step.reports is None or step.form is None:
+            if step.status == 200:
+                carried_on()
             refusal = Refusal(step.problems, step.field_errors, step.status)
             invitation = posted_invitation(posted)
             agreed = posted.get("agreed") == "yes"
