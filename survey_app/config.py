@@ -209,8 +209,11 @@ def check_database_folder(path: str | Path) -> None:
     """Refuse a database path whose folder does not exist.
 
     A mistyped ``SURVEY_APP_DATABASE`` would otherwise create a new, empty database in a
-    new folder, and the app would run on it as if the survey data had vanished.
+    new folder, and the app would run on it as if the survey data had vanished. A
+    PostgreSQL address has no folder: its server is checked when it is first opened.
     """
+    if str(path).startswith(("postgresql://", "postgres://")):
+        return
     folder = Path(path).parent
     if not folder.is_dir():
         raise SettingError(

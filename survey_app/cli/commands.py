@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 from flask import Flask, current_app
@@ -41,7 +41,8 @@ from survey_app.storage.accounts import (
     create_researcher,
     find_researcher,
 )
-from survey_app.storage.database import backup_database, create_owner_only_file, migrate
+from survey_app.storage.backends import migrate
+from survey_app.storage.database import backup_database, create_owner_only_file
 from survey_app.storage.destruction import (
     Removal,
     delete_survey,
@@ -51,6 +52,7 @@ from survey_app.storage.destruction import (
 )
 from survey_app.storage.events import COMMAND_LINE
 from survey_app.storage.invitations import create_invitations
+from survey_app.storage.postgresql import DatabaseUnavailableError
 from survey_app.storage.studies import default_owner_id
 from survey_app.storage.surveys import (
     Survey,
@@ -522,6 +524,13 @@ class _SurveyAppGroup(FlaskGroup):
     ``limiter``), and Flask adds ``routes`` and ``shell``: none of them is for an operator of
     this app, and ``flask --app survey_app`` still offers them to developers.
     """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """A database that cannot be reached is one line and exit status 1, no traceback."""
+        try:
+            return super().invoke(ctx)
+        except DatabaseUnavailableError as err:
+            raise click.ClickException(str(err)) from err
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(command.name for command in COMMANDS if command.name)

@@ -20,8 +20,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-import sqlite_utils
-
 from survey_app.domain.answers import Stored
 from survey_app.domain.exports import csv_chunks, neutralize
 from survey_app.privacy import (
@@ -54,6 +52,7 @@ from survey_app.privacy.regression import (
     fit_question,
 )
 from survey_app.privacy.words import Text, lazy_gettext
+from survey_app.storage.backends import Database
 from survey_app.storage.crosstabs import joint_counts
 from survey_app.storage.surveys import Question, Survey
 
@@ -210,7 +209,7 @@ class GroupAnalysis:
 
 
 def estimate_groups(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     question_key: str | None,
     by_key: str | None,
@@ -495,7 +494,7 @@ class RegressionResult:
 
 
 def fit_regression(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     outcome_key: str | None,
     covariate_keys: Sequence[str],

@@ -18,12 +18,11 @@ from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from typing import Any
 
-import sqlite_utils
-
 from survey_app.domain.display_logic import NOT_APPLICABLE, population
 from survey_app.domain.question_estimates import CategoryEstimate, QuestionEstimate
 from survey_app.domain.question_privacy import shown_epsilon, survey_ledger
 from survey_app.privacy import MeanEstimate
+from survey_app.storage.backends import Database
 from survey_app.storage.responses import iter_response_rows
 from survey_app.storage.surveys import Question, Survey
 
@@ -282,7 +281,7 @@ def _cell(value: object) -> object:
     return value
 
 
-def responses_csv(db: sqlite_utils.Database, survey: Survey) -> Iterator[str]:
+def responses_csv(db: Database, survey: Survey) -> Iterator[str]:
     """The randomized per-response CSV: one row a response; the codebook says how each
     question's column is encoded. Values are reports, never true answers."""
     encoders = [_response_cells(q) for q in survey.questions]

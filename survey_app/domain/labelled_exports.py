@@ -48,11 +48,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import IO, Any, cast
 
-import sqlite_utils
-
 from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.domain.exports import codebook, reports_one_option, response_columns
 from survey_app.privacy import DEFAULT_INTERVAL_METHOD, ProportionMechanism
+from survey_app.storage.backends import Database
 from survey_app.storage.responses import iter_response_rows
 from survey_app.storage.surveys import Question, Survey
 
@@ -239,9 +238,7 @@ def _cells(question: Question, variables: list[Variable]) -> Callable[[Any], tup
     return cells
 
 
-def _rows(
-    db: sqlite_utils.Database, survey: Survey, groups: list[list[Variable]]
-) -> Iterator[tuple[Any, ...]]:
+def _rows(db: Database, survey: Survey, groups: list[list[Variable]]) -> Iterator[tuple[Any, ...]]:
     """Every stored response as the file's row: the CSV's, options as codes, a date."""
     encoders = [_cells(q, group) for q, group in zip(survey.questions, groups, strict=True)]
     day = functools.cache(datetime.date.fromisoformat)  # one per day, not per row
@@ -251,7 +248,7 @@ def _rows(
 
 
 def _frame(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     variables: list[Variable],
     groups: list[list[Variable]],
@@ -344,7 +341,7 @@ def _notes(survey: Survey, groups: list[list[Variable]], app_version: str) -> li
     ]
 
 
-def labelled_table(db: sqlite_utils.Database, survey: Survey, app_version: str) -> LabelledTable:
+def labelled_table(db: Database, survey: Survey, app_version: str) -> LabelledTable:
     """The survey's responses as a labelled file holds them, with the design's notes."""
     names = iter(variable_names(response_columns(survey)))
     fixed = [Variable(next(names), label, None, kind) for label, kind in FIXED]
@@ -525,7 +522,7 @@ FORMATS = {
 
 
 def labelled_file(
-    db: sqlite_utils.Database, survey: Survey, extension: str, app_version: str
+    db: Database, survey: Survey, extension: str, app_version: str
 ) -> Iterator[bytes]:
     """The survey's responses as an SPSS (``sav``) or Stata (``dta``) file, in pieces.
 

@@ -14,8 +14,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import cast
 
-import sqlite_utils
-
 from survey_app.privacy import (
     DEFAULT_INTERVAL_METHOD,
     Estimate,
@@ -28,6 +26,7 @@ from survey_app.privacy.means import estimate_number_mean
 from survey_app.privacy.mechanisms import SampledOption
 from survey_app.privacy.scale_means import estimate_mean_score
 from survey_app.privacy.ticked_shares import estimate_ticked
+from survey_app.storage.backends import Database
 from survey_app.storage.surveys import Question, Survey
 from survey_app.storage.tallies import NOT_APPLICABLE_CELL, Cells, read_tallies
 
@@ -67,7 +66,7 @@ class QuestionEstimate:
 
 
 def survey_estimates(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     confidence: float = 0.95,
     method: str = DEFAULT_INTERVAL_METHOD,

@@ -23,8 +23,6 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any, cast
 
-import sqlite_utils
-
 from survey_app.domain.answers import from_stored
 from survey_app.domain.figure_kinds import FigureKind
 from survey_app.domain.question_estimates import survey_estimates
@@ -49,6 +47,7 @@ from survey_app.privacy.central import (
     tally_reports,
 )
 from survey_app.privacy.groups import MIN_GROUP_SIZE, GroupCount
+from survey_app.storage.backends import Database
 from survey_app.storage.crosstabs import joint_counts
 from survey_app.storage.surveys import Question, Survey
 
@@ -61,9 +60,7 @@ _SENSITIVITY = {
 }
 
 
-def prepare_counts(
-    db: sqlite_utils.Database, survey: Survey, figures: Sequence[FigureChoice]
-) -> None:
+def prepare_counts(db: Database, survey: Survey, figures: Sequence[FigureChoice]) -> None:
     """Scan the counts these figures need before the write lock is taken: the first scan of
     a survey can be long, and under the lock it would hold up every response."""
     for keys in _count_keys(survey, figures):
@@ -83,7 +80,7 @@ def _count_keys(survey: Survey, figures: Sequence[FigureChoice]) -> list[tuple[s
 
 
 def release_snapshot(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     figures: Sequence[FigureChoice],
     epsilon: Fraction,
@@ -108,7 +105,7 @@ def release_snapshot(
 
 
 def _figure(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     figure: FigureChoice,
     share: Fraction,
@@ -155,7 +152,7 @@ def _figure(
     }
 
 
-def plain_counts(db: sqlite_utils.Database, survey: Survey, question: Question) -> list[int]:
+def plain_counts(db: Database, survey: Survey, question: Question) -> list[int]:
     """How many responses chose each option of a plain choice question, zeros included
     (a skip is no option's count)."""
     counts = joint_counts(db, survey, [question.key])
@@ -163,7 +160,7 @@ def plain_counts(db: sqlite_utils.Database, survey: Survey, question: Question) 
 
 
 def group_counts(
-    db: sqlite_utils.Database, survey: Survey, question: Question, covariate: Question
+    db: Database, survey: Survey, question: Question, covariate: Question
 ) -> dict[str, GroupCount]:
     """Per option of the covariate, every one of them (which groups exist must not depend
     on the data): (reported yes, respondents who answered the yes/no question)."""
@@ -176,7 +173,7 @@ def group_counts(
 
 
 def _groups_figure(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     question: Question,
     covariate: Question,
@@ -215,7 +212,7 @@ def _groups_figure(
 
 
 def _estimates_figure(
-    db: sqlite_utils.Database, survey: Survey, share: Fraction, source: RandomSource
+    db: Database, survey: Survey, share: Fraction, source: RandomSource
 ) -> dict[str, Any]:
     """The sensitive questions' estimates from noisy counts, the figure's ε split equally
     among them (``release_sensitive_estimates`` states the accounting).
@@ -255,7 +252,7 @@ def _estimates_figure(
     }
 
 
-def _reports(db: sqlite_utils.Database, survey: Survey, question: Question) -> dict[Any, int]:
+def _reports(db: Database, survey: Survey, question: Question) -> dict[Any, int]:
     """How many times each report to a question was stored (skips left out)."""
     counts = joint_counts(db, survey, [question.key])
     return {
@@ -265,7 +262,7 @@ def _reports(db: sqlite_utils.Database, survey: Survey, question: Question) -> d
     }
 
 
-def _exact_estimates_figure(db: sqlite_utils.Database, survey: Survey) -> dict[str, Any]:
+def _exact_estimates_figure(db: Database, survey: Survey) -> dict[str, Any]:
     """The sensitive questions' estimates from the exact counts, as on the dashboard.
 
     Free in ε, but not private about who took part: each interval's width, and any two

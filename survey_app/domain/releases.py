@@ -27,13 +27,12 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-import sqlite_utils
-
 from survey_app.domain.release_errors import EpsilonError, NoResponsesError
 from survey_app.domain.release_figures import FigureChoice, chosen_figures, describe_figures
 from survey_app.domain.release_snapshots import prepare_counts, release_snapshot
 from survey_app.privacy import SECURE, RandomSource
 from survey_app.privacy.central import Ledger, Release, decimal_text, fingerprint
+from survey_app.storage.backends import Database
 from survey_app.storage.database import write_transaction
 from survey_app.storage.releases import (
     load_ledger,
@@ -103,7 +102,7 @@ class Published:
 
 
 def quote_release(
-    db: sqlite_utils.Database, survey: Survey, figures: Sequence[str], epsilon: str | None
+    db: Database, survey: Survey, figures: Sequence[str], epsilon: str | None
 ) -> ReleaseQuote:
     """The figures named (ids), the release's ε typed as a decimal and the ledger after it;
     refused (``REFUSALS``) if the rules or the budget would refuse publishing them now.
@@ -133,7 +132,7 @@ def _charged(
 
 
 def publish(
-    db: sqlite_utils.Database,
+    db: Database,
     quote: ReleaseQuote,
     source: RandomSource = SECURE,
     now: datetime.datetime | None = None,
@@ -171,7 +170,7 @@ def publish(
 # --- the budget -----------------------------------------------------------------------------
 
 
-def quote_budget(db: sqlite_utils.Database, survey: Survey, budget: str | None) -> Fraction:
+def quote_budget(db: Database, survey: Survey, budget: str | None) -> Fraction:
     """The budget typed as a decimal, if the ledger would take it now (it may not go below
     what is spent: ``BudgetBelowSpentError``). Changes nothing."""
     value = parse_epsilon(budget, MAX_BUDGET)
@@ -180,7 +179,7 @@ def quote_budget(db: sqlite_utils.Database, survey: Survey, budget: str | None) 
 
 
 def set_budget(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     budget: Fraction,
     now: datetime.datetime | None = None,

@@ -52,10 +52,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from survey_app.config import DEFAULT_PASSWORD_HASH_METHOD
+from survey_app.storage.backends import Database
 from survey_app.storage.database import write_transaction
 from survey_app.storage.events import COMMAND_LINE, record_event
 from survey_app.storage.surveys import adopt_ownerless_surveys
@@ -235,7 +235,7 @@ def _password_matches(stored_hash: str | None, password: str, method: str) -> bo
         return check_password_hash(reference, password) and stored_hash is not None
 
 
-def check_new_username(db: sqlite_utils.Database, username: str) -> None:
+def check_new_username(db: Database, username: str) -> None:
     """Refuse a malformed or taken username before anyone is asked for a password."""
     if not USERNAME_PATTERN.fullmatch(username):
         raise UsernameFormatError()
@@ -249,7 +249,7 @@ def _check_password_length(password: str) -> None:
 
 
 def create_researcher(
-    db: sqlite_utils.Database,
+    db: Database,
     username: str,
     password: str,
     *,
@@ -266,7 +266,7 @@ def create_researcher(
 
 
 def add_researcher(
-    db: sqlite_utils.Database, actor: Researcher, username: str, now: float
+    db: Database, actor: Researcher, username: str, now: float
 ) -> tuple[Researcher, str]:
     """An administrator adds an account with no password; returns it and the token of its
     single-use link to set one (only the token's hash is stored: show it now or never)."""
@@ -277,7 +277,7 @@ def add_researcher(
 
 
 def _insert_account(
-    db: sqlite_utils.Database, username: str, password_hash: str, admin: bool, actor: str
+    db: Database, username: str, password_hash: str, admin: bool, actor: str
 ) -> Researcher:
     """Insert the account inside the caller's write transaction, recorded as an event.
 
@@ -316,7 +316,7 @@ def _researcher(row: Sequence[Any]) -> Researcher:
     return Researcher(id=row[0], username=row[1], is_admin=bool(row[2]))
 
 
-def find_researcher(db: sqlite_utils.Database, username: str) -> Researcher | None:
+def find_researcher(db: Database, username: str) -> Researcher | None:
     row = db.execute(
         f"SELECT {_RESEARCHER_COLUMNS} FROM researchers r WHERE username = ?",  # noqa: S608
         [username],
@@ -324,7 +324,7 @@ def find_researcher(db: sqlite_utils.Database, username: str) -> Researcher | No
     return _researcher(row) if row else None
 
 
-def list_accounts(db: sqlite_utils.Database) -> list[Account]:
+def list_accounts(db: Database) -> list[Account]:
     """Every account, administrators first, then by username."""
     rows = db.execute(
         "SELECT username, role = 'admin', active, password_hash != ?, created_on "
@@ -362,9 +362,7 @@ def _throttle_keys(
     ]
 
 
-def _reserve_attempt(
-    db: sqlite_utils.Database, keys: list[tuple[str, Throttle]], now: float
-) -> None:
+def _reserve_attempt(db: Database, keys: list[tuple[str, Throttle]], now: float) -> None:
     """Count this attempt as a failure under every key, or raise LoginThrottled.
 
     Check and count happen in one write transaction, so of any number of parallel
@@ -390,7 +388,7 @@ def _reserve_attempt(
             )
 
 
-def _give_back(db: sqlite_utils.Database, keys: list[tuple[str, Throttle]]) -> None:
+def _give_back(db: Database, keys: list[tuple[str, Throttle]]) -> None:
     """A correct password: this browser's own count starts over, the shared counts lose
     the reserved failure (the attempts of others still count)."""
     with write_transaction(db):
@@ -405,7 +403,7 @@ def _give_back(db: sqlite_utils.Database, keys: list[tuple[str, Throttle]]) -> N
 
 
 def authenticate(
-    db: sqlite_utils.Database,
+    db: Database,
     username: str,
     password: str,
     address: str,
@@ -439,7 +437,7 @@ def authenticate(
 
 
 def _upgrade_hash(
-    db: sqlite_utils.Database, researcher_id: int, old_hash: str, password: str, method: str
+    db: Database, researcher_id: int, old_hash: str, password: str, method: str
 ) -> None:
     """Re-hash a password stored at older parameters, now that we know it."""
     new_hash = _hash_password(password, method)
@@ -455,9 +453,7 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def start_session(
-    db: sqlite_utils.Database, researcher: Researcher, now: float, limits: SessionLimits
-) -> str:
+def start_session(db: Database, researcher: Researcher, now: float, limits: SessionLimits) -> str:
     """A new session for this researcher; returns the token for the session cookie."""
     token = secrets.token_urlsafe(32)
     with write_transaction(db):
@@ -470,7 +466,7 @@ def start_session(
     return token
 
 
-def _delete_expired_sessions(db: sqlite_utils.Database, now: float, limits: SessionLimits) -> None:
+def _delete_expired_sessions(db: Database, now: float, limits: SessionLimits) -> None:
     db.execute(
         "DELETE FROM researcher_sessions WHERE started_at < ? OR last_seen < ?",
         [now - limits.max_seconds, now - limits.idle_seconds],
@@ -478,7 +474,7 @@ def _delete_expired_sessions(db: sqlite_utils.Database, now: float, limits: Sess
 
 
 def session_researcher(
-    db: sqlite_utils.Database, token: str, now: float, limits: SessionLimits
+    db: Database, token: str, now: float, limits: SessionLimits
 ) -> Researcher | None:
     """The researcher whose live session this token is, or None (ended, idle, too old, or
     its account deactivated).
@@ -507,13 +503,13 @@ def session_researcher(
     return _researcher(row[2:])
 
 
-def end_session(db: sqlite_utils.Database, token: str) -> None:
+def end_session(db: Database, token: str) -> None:
     """Revoke a session: its cookie, wherever copied, no longer logs anyone in."""
     with write_transaction(db):
         db.execute("DELETE FROM researcher_sessions WHERE token_hash = ?", [_token_hash(token)])
 
 
-def _end_sessions(db: sqlite_utils.Database, researcher_id: int, keep: str | None = None) -> None:
+def _end_sessions(db: Database, researcher_id: int, keep: str | None = None) -> None:
     """End every session of the account but ``keep`` (a token), inside the caller's write."""
     db.execute(
         "DELETE FROM researcher_sessions WHERE researcher_id = ? AND token_hash != ?",
@@ -524,7 +520,7 @@ def _end_sessions(db: sqlite_utils.Database, researcher_id: int, keep: str | Non
 # Single-use links to set a password: for a new account, or after a reset.
 
 
-def _new_password_link(db: sqlite_utils.Database, researcher_id: int, now: float) -> str:
+def _new_password_link(db: Database, researcher_id: int, now: float) -> str:
     """A new link's token, inside the caller's write; the account's older link (and every
     expired one) is deleted: one live link per account, the latest."""
     token = secrets.token_urlsafe(32)
@@ -539,7 +535,7 @@ def _new_password_link(db: sqlite_utils.Database, researcher_id: int, now: float
     return token
 
 
-def password_link_account(db: sqlite_utils.Database, token: str, now: float) -> Researcher | None:
+def password_link_account(db: Database, token: str, now: float) -> Researcher | None:
     """The active account a live link sets the password of; None for a link that is
     unknown, used, expired or whose account is deactivated (alike: nothing tells which)."""
     row = db.execute(
@@ -552,7 +548,7 @@ def password_link_account(db: sqlite_utils.Database, token: str, now: float) -> 
 
 
 def set_password_with_link(
-    db: sqlite_utils.Database, token: str, password: str, now: float
+    db: Database, token: str, password: str, now: float
 ) -> Researcher | None:
     """Set the password of the link's account and use the link up; None if the link is
     not live (see ``password_link_account``). Every session of the account ends: whoever
@@ -575,9 +571,7 @@ def set_password_with_link(
     return researcher
 
 
-def _store_password(
-    db: sqlite_utils.Database, researcher: Researcher, password_hash: str, action: str
-) -> None:
+def _store_password(db: Database, researcher: Researcher, password_hash: str, action: str) -> None:
     db.execute(
         "UPDATE researchers SET password_hash = ? WHERE id = ?", [password_hash, researcher.id]
     )
@@ -585,7 +579,7 @@ def _store_password(
 
 
 def change_password(
-    db: sqlite_utils.Database,
+    db: Database,
     researcher: Researcher,
     current: str,
     new: str,
@@ -615,7 +609,7 @@ def change_password(
 # event with the administrator as actor and the account's username as subject.
 
 
-def _account_id(db: sqlite_utils.Database, username: str) -> int:
+def _account_id(db: Database, username: str) -> int:
     row = db.execute("SELECT id FROM researchers WHERE username = ?", [username]).fetchone()
     if row is None:
         raise UnknownAccountError(username)
@@ -627,7 +621,7 @@ def _not_own(actor: Researcher, account_id: int) -> None:
         raise OwnAccountError()
 
 
-def _keep_an_administrator(db: sqlite_utils.Database, username: str, account_id: int) -> None:
+def _keep_an_administrator(db: Database, username: str, account_id: int) -> None:
     """Refuse a change that takes this account out of the active administrators when it
     is the only one left: nobody could manage the accounts from the browser after it."""
     others = db.execute(
@@ -641,7 +635,7 @@ def _keep_an_administrator(db: sqlite_utils.Database, username: str, account_id:
         raise LastAdministratorError(username)
 
 
-def set_active(db: sqlite_utils.Database, actor: Researcher, username: str, active: bool) -> None:
+def set_active(db: Database, actor: Researcher, username: str, active: bool) -> None:
     """Deactivate (every session and link of the account ends; it can no longer log in)
     or reactivate an account, never one's own, never the last active administrator."""
     with write_transaction(db):
@@ -656,9 +650,7 @@ def set_active(db: sqlite_utils.Database, actor: Researcher, username: str, acti
         record_event(db, actor.username, action, username)
 
 
-def set_administrator(
-    db: sqlite_utils.Database, actor: Researcher, username: str, admin: bool
-) -> None:
+def set_administrator(db: Database, actor: Researcher, username: str, admin: bool) -> None:
     """Make an account an administrator, or an ordinary researcher again (one's own too,
     while another active administrator remains)."""
     with write_transaction(db):
@@ -671,7 +663,7 @@ def set_administrator(
         record_event(db, actor.username, action, username)
 
 
-def reset_password(db: sqlite_utils.Database, actor: Researcher, username: str, now: float) -> str:
+def reset_password(db: Database, actor: Researcher, username: str, now: float) -> str:
     """Forget another account's password and end its sessions; returns the token of a new
     single-use link to set one (the account's earlier link stops working)."""
     with write_transaction(db):

@@ -45,10 +45,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import sqlite_utils
-
 from survey_app.domain.answers import Stored
 from survey_app.domain.display_logic import NOT_APPLICABLE
+from survey_app.storage.backends import Database
 from survey_app.storage.database import connect, write_transaction
 from survey_app.storage.surveys import Survey
 
@@ -92,7 +91,7 @@ _lock = threading.Lock()
 
 
 def joint_counts(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     keys: Sequence[str],
     patience: float | None = None,
@@ -114,9 +113,7 @@ def joint_counts(
     return _project(counted.counts, canonical, tuple(keys))
 
 
-def _counted(
-    db: sqlite_utils.Database, survey: Survey, keys: Keys, patience: float | None
-) -> _Counted:
+def _counted(db: Database, survey: Survey, keys: Keys, patience: float | None) -> _Counted:
     """The counts of ``keys`` (sorted, no repeats) through the survey's newest response.
 
     A short catch-up runs at once; a cold one only under the survey's lease. Without it,
@@ -140,9 +137,7 @@ def _counted(
             _release_lease(db, survey, lease)
 
 
-def _behind(
-    db: sqlite_utils.Database, survey: Survey, start: _Counted
-) -> tuple[_Counted, int, int]:
+def _behind(db: Database, survey: Survey, start: _Counted) -> tuple[_Counted, int, int]:
     """``start`` (or nothing, if the database at this path was replaced by one with fewer
     responses), the survey's newest response id, and how many rows it lacks, counted up
     to ``SNAPSHOT_ROWS`` only: all a cold scan needs to know, and a waiting request looks
@@ -162,7 +157,7 @@ def _behind(
 
 
 def _catch_up(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     keys: Keys,
     start: _Counted,
@@ -191,7 +186,7 @@ def _catch_up(
 
 
 def _scan(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     keys: Sequence[str],
     counted: _Counted,
@@ -214,7 +209,7 @@ def _scan(
 
 
 def _scan_at_low_priority(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     keys: Sequence[str],
     counted: _Counted,
@@ -261,7 +256,7 @@ def _project(counts: Counter[Combination], have: Keys, want: Keys) -> dict[Combi
     return dict(projected)
 
 
-def _starting_point(db: sqlite_utils.Database, survey: Survey, keys: Keys) -> _Counted:
+def _starting_point(db: Database, survey: Survey, keys: Keys) -> _Counted:
     """The furthest along of the counts kept, in this process's memory or in a snapshot,
     for ``keys`` or a superset of them (summed down to ``keys``: a superset's counts hold
     every subset's). A snapshot is read only when it is further along than memory, as
@@ -292,7 +287,7 @@ def _starting_point(db: sqlite_utils.Database, survey: Survey, keys: Keys) -> _C
     return _Counted(counted.through_id, Counter(_project(counted.counts, held, keys)))
 
 
-def _stored_key_sets(db: sqlite_utils.Database, survey: Survey) -> list[tuple[Keys, int]]:
+def _stored_key_sets(db: Database, survey: Survey) -> list[tuple[Keys, int]]:
     """The survey's snapshots: their keys and the response id each counts through."""
     rows = db.execute(
         "SELECT keys, through_id FROM count_snapshots WHERE survey_id = ?", [survey.id]
@@ -300,7 +295,7 @@ def _stored_key_sets(db: sqlite_utils.Database, survey: Survey) -> list[tuple[Ke
     return [(tuple(json.loads(keys)), through_id) for keys, through_id in rows]
 
 
-def _load_snapshot(db: sqlite_utils.Database, survey: Survey, keys: Keys) -> _Counted:
+def _load_snapshot(db: Database, survey: Survey, keys: Keys) -> _Counted:
     """A snapshot's counts, marked as the survey's most recently used (so it is the last
     to be dropped); nothing if another process has just dropped it."""
     row = db.execute(
@@ -315,9 +310,7 @@ def _load_snapshot(db: sqlite_utils.Database, survey: Survey, keys: Keys) -> _Co
     return _Counted(row[0], Counter({tuple(item[:-1]): item[-1] for item in json.loads(row[1])}))
 
 
-def _save_snapshot(
-    db: sqlite_utils.Database, survey: Survey, keys: Keys, counted: _Counted
-) -> None:
+def _save_snapshot(db: Database, survey: Survey, keys: Keys, counted: _Counted) -> None:
     """Keep the counts for other processes, and drop the survey's least recently used
     snapshots beyond ``SNAPSHOTS_PER_SURVEY``. Skipped inside a caller's transaction (the
     write lock is theirs, and the counts are kept in memory all the same)."""
@@ -339,7 +332,7 @@ def _save_snapshot(
         )
 
 
-def _mark_used(db: sqlite_utils.Database, survey: Survey, keys: Keys) -> None:
+def _mark_used(db: Database, survey: Survey, keys: Keys) -> None:
     """Number this snapshot's use after every other of the survey's: a counter rather
     than a clock, so uses in one millisecond, or on machines whose clocks differ, still
     come in the order the database saw them."""
@@ -351,7 +344,7 @@ def _mark_used(db: sqlite_utils.Database, survey: Survey, keys: Keys) -> None:
     )
 
 
-def _claim_lease(db: sqlite_utils.Database, survey: Survey) -> str | None:
+def _claim_lease(db: Database, survey: Survey) -> str | None:
     """The survey's lease for this request (its holder token), or None while another
     request holds it. A free lease is seen by reading, so waiting requests take the write
     lock only to claim one that looks free (and re-check it under the lock)."""
@@ -373,7 +366,7 @@ def _claim_lease(db: sqlite_utils.Database, survey: Survey) -> str | None:
     return holder if claimed else None
 
 
-def _release_lease(db: sqlite_utils.Database, survey: Survey, holder: str) -> None:
+def _release_lease(db: Database, survey: Survey, holder: str) -> None:
     """Give the lease back, if it is still ours (it may have expired and passed on)."""
     with write_transaction(db):
         db.execute(
@@ -392,7 +385,7 @@ def _sleep_until_next_look(survey: Survey, deadline: float | None) -> None:
     time.sleep(min(POLL_SECONDS, left))
 
 
-def _database_name(db: sqlite_utils.Database) -> str:
+def _database_name(db: Database) -> str:
     """The database file, so that two databases in one process (tests) never share counts."""
     row = db.execute("PRAGMA database_list").fetchone()
     return str(row[2])

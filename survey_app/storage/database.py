@@ -12,15 +12,17 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import sqlite_utils
 
+if TYPE_CHECKING:
+    from survey_app.storage.backends import Database
+
 BUSY_TIMEOUT_MS = 10_000
-T = TypeVar("T")
 
 
 class Executes(Protocol):
@@ -572,7 +574,7 @@ def connect(path: str | Path) -> sqlite_utils.Database:
     return sqlite_utils.Database(conn)
 
 
-def erase_write_ahead_log(db: sqlite_utils.Database) -> bool:
+def erase_write_ahead_log(db: Database) -> bool:
     """Copy every commit into the database file and empty the WAL; whether it succeeded.
 
     The WAL keeps each commit's pages in commit order until a checkpoint, so a copy of the
@@ -609,7 +611,39 @@ def write_transaction(db: D) -> Iterator[D]:
         db.execute("COMMIT")
 
 
-def ping(db: sqlite_utils.Database) -> None:
+def insert_row(db: Database, table: str, row: Mapping[str, Any]) -> int:
+    """Insert one row; its new ``id``. Plain SQL that both backends run as written
+    (``RETURNING`` on SQLite since 3.35): ``table`` and the keys come from code, never
+    from input."""
+    columns = ", ".join(row)
+    marks = ", ".join("?" * len(row))
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({marks}) RETURNING id"  # noqa: S608
+    return int(db.execute(sql, list(row.values())).fetchone()[0])
+
+
+def insert_rows(
+    db: Database, table: str, rows: Iterable[Mapping[str, Any]], *, or_ignore: bool = False
+) -> None:
+    """Insert rows that all have the same keys, in one ``executemany``; ``or_ignore``
+    skips a row whose key is taken. ``table`` and the keys come from code."""
+    rows = list(rows)
+    if not rows:
+        return
+    columns = list(rows[0])
+    verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
+    marks = ", ".join("?" * len(columns))
+    sql = f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+    db.conn.executemany(sql, [[row[column] for column in columns] for row in rows])
+
+
+def update_row(db: Database, table: str, row_id: int, row: Mapping[str, Any]) -> None:
+    """Set the given columns of the row with this ``id``. ``table`` and keys from code."""
+    assignments = ", ".join(f"{column} = ?" for column in row)
+    sql = f"UPDATE {table} SET {assignments} WHERE id = ?"  # noqa: S608
+    db.execute(sql, [*row.values(), row_id])
+
+
+def ping(db: Database) -> None:
     """The cheapest round trip there is: proves the database opens and answers, nothing more."""
     db.execute("SELECT 1")
 
@@ -645,44 +679,6 @@ def _refuse_broken_references(db: sqlite_utils.Database) -> None:
         raise sqlite3.IntegrityError(f"a migration broke {len(broken)} references: {broken[:3]}")
 
 
-_migrated_paths: set[str] = set()
-_per_thread = threading.local()
-
-
-def thread_connection(path: str) -> sqlite_utils.Database:
-    """This thread's connection to the database at ``path``, kept open across requests.
-
-    Opening a connection costs more than most requests here: SQLite re-reads the schema,
-    the PRAGMAs run again, and closing the last connection checkpoints the WAL. So each
-    worker thread keeps one connection (for one database path at a time) and reuses it.
-    The database is migrated once per process.
-    """
-    cached: tuple[str, sqlite_utils.Database] | None = getattr(_per_thread, "db", None)
-    if cached is not None and cached[0] == path:
-        return cached[1]
-    if cached is not None:
-        cached[1].conn.close()
-    db = connect(path)
-    _per_thread.db = (path, db)
-    if path not in _migrated_paths:
-        migrate(db)
-        _migrated_paths.add(path)
-    return db
-
-
-def stream_rows(path: str, produce: Callable[[sqlite_utils.Database], Iterator[T]]) -> Iterator[T]:
-    """Run a streaming export on a connection of its own, closed when the stream ends.
-
-    A streamed response outlives its request, and with it the request's connection; the
-    stream must not depend on that one.
-    """
-    db = connect(path)
-    try:
-        yield from produce(db)
-    finally:
-        db.conn.close()
-
-
 def backup_database(
     source: str, target: str, progress: Callable[[int], object] | None = None
 ) -> int:
@@ -710,14 +706,3 @@ def backup_database(
     finally:
         dst.close()
         src.close()
-
-
-def roll_back_unfinished() -> None:
-    """Leave this thread's connection as a fresh one would be: outside any transaction.
-
-    ``write_transaction`` already rolls back on errors; this is the backstop that keeps
-    one request's unfinished transaction from leaking into the next on this thread.
-    """
-    cached = getattr(_per_thread, "db", None)
-    if cached is not None and cached[1].conn.in_transaction:
-        cached[1].conn.rollback()

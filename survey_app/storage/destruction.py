@@ -22,8 +22,7 @@ import datetime
 import time
 from dataclasses import dataclass
 
-import sqlite_utils
-
+from survey_app.storage.backends import Database
 from survey_app.storage.crosstabs import forget_counts
 from survey_app.storage.database import erase_write_ahead_log, write_transaction
 from survey_app.storage.events import record_event
@@ -74,7 +73,7 @@ class Removal:
     log_erased: bool
 
 
-def survey_holdings(db: sqlite_utils.Database, survey: Survey) -> Holdings:
+def survey_holdings(db: Database, survey: Survey) -> Holdings:
     def count(table: str) -> int:
         sql = f"SELECT count(*) FROM {table} WHERE survey_id = ?"  # noqa: S608 (a constant)
         return int(db.execute(sql, [survey.id]).fetchone()[0])
@@ -87,7 +86,7 @@ def survey_holdings(db: sqlite_utils.Database, survey: Survey) -> Holdings:
     )
 
 
-def delete_survey(db: sqlite_utils.Database, survey: Survey, actor: str) -> Removal:
+def delete_survey(db: Database, survey: Survey, actor: str) -> Removal:
     """Delete the survey and everything it holds, recorded as done by ``actor``.
 
     Raises ``SurveyGoneError`` if the survey is no longer there under that slug (checked
@@ -103,7 +102,7 @@ def delete_survey(db: sqlite_utils.Database, survey: Survey, actor: str) -> Remo
     return Removal(survey.slug, survey.title, responses, erase_write_ahead_log(db))
 
 
-def expired_surveys(db: sqlite_utils.Database) -> list[Survey]:
+def expired_surveys(db: Database) -> list[Survey]:
     """The surveys whose retention date has passed and whose answers remain."""
     slugs = db.execute(
         "SELECT slug FROM surveys WHERE destroyed_on IS NULL AND retain_until < ? ORDER BY id",
@@ -113,7 +112,7 @@ def expired_surveys(db: sqlite_utils.Database) -> list[Survey]:
     return [survey for survey in found if survey is not None]
 
 
-def destroy_expired(db: sqlite_utils.Database) -> list[Removal]:
+def destroy_expired(db: Database) -> list[Removal]:
     """Destroy the answers of every survey past its retention date; what was destroyed.
 
     Safe to run anywhere at once (every worker at start-up, and cron): each survey is
@@ -123,7 +122,7 @@ def destroy_expired(db: sqlite_utils.Database) -> list[Removal]:
     return [removal for removal in removals if removal is not None]
 
 
-def destroy_answers(db: sqlite_utils.Database, survey: Survey) -> Removal | None:
+def destroy_answers(db: Database, survey: Survey) -> Removal | None:
     """Destroy the survey's answers if its retention date has passed; None when it is not
     (or no longer) due, as after another worker destroyed them.
 
@@ -150,7 +149,7 @@ def destroy_answers(db: sqlite_utils.Database, survey: Survey) -> Removal | None
 
 
 def _destroy_answers(
-    db: sqlite_utils.Database, survey: Survey, today: datetime.date, *, keep_public_figures: bool
+    db: Database, survey: Survey, today: datetime.date, *, keep_public_figures: bool
 ) -> None:
     published = () if keep_public_figures else _PUBLISHED_TABLES
     _delete_rows(db, survey, (*_ANSWER_TABLES, *published))
@@ -165,7 +164,7 @@ def _destroy_answers(
     record_event(db, RETENTION, ANSWERS_DESTROYED, _subject(survey))
 
 
-def _locked_response_count(db: sqlite_utils.Database, survey: Survey) -> int:
+def _locked_response_count(db: Database, survey: Survey) -> int:
     row = db.execute(
         "SELECT responses FROM surveys WHERE id = ? AND slug = ?", [survey.id, survey.slug]
     ).fetchone()
@@ -174,7 +173,7 @@ def _locked_response_count(db: sqlite_utils.Database, survey: Survey) -> int:
     return int(row[0])
 
 
-def _being_counted(db: sqlite_utils.Database, survey: Survey) -> bool:
+def _being_counted(db: Database, survey: Survey) -> bool:
     row = db.execute(
         "SELECT 1 FROM count_leases WHERE survey_id = ? AND expires_at > ?",
         [survey.id, time.time()],
@@ -182,7 +181,7 @@ def _being_counted(db: sqlite_utils.Database, survey: Survey) -> bool:
     return row is not None
 
 
-def _delete_rows(db: sqlite_utils.Database, survey: Survey, tables: tuple[str, ...]) -> None:
+def _delete_rows(db: Database, survey: Survey, tables: tuple[str, ...]) -> None:
     for table in tables:
         db.execute(f"DELETE FROM {table} WHERE survey_id = ?", [survey.id])  # noqa: S608
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-import sqlite_utils
+from survey_app.storage.backends import Database
 
 COMMAND_LINE = "command line"
 
@@ -25,7 +25,7 @@ class Event:
     subject: str
 
 
-def record_event(db: sqlite_utils.Database, actor: str, action: str, subject: str) -> None:
+def record_event(db: Database, actor: str, action: str, subject: str) -> None:
     """Record an event; call inside the write transaction that makes the change."""
     now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     db.execute(
@@ -34,7 +34,7 @@ def record_event(db: sqlite_utils.Database, actor: str, action: str, subject: st
     )
 
 
-def recent_events(db: sqlite_utils.Database, limit: int = 200) -> list[Event]:
+def recent_events(db: Database, limit: int = 200) -> list[Event]:
     """The latest events first."""
     rows = db.execute(
         "SELECT happened_at, actor, action, subject FROM events ORDER BY id DESC LIMIT ?",

@@ -20,9 +20,8 @@ import hashlib
 import re
 import secrets
 
-import sqlite_utils
-
-from survey_app.storage.database import erase_write_ahead_log, write_transaction
+from survey_app.storage.backends import Database
+from survey_app.storage.database import erase_write_ahead_log, insert_rows, write_transaction
 from survey_app.storage.surveys import Survey
 
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{22,64}")
@@ -36,20 +35,21 @@ def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_invitations(db: sqlite_utils.Database, survey: Survey, count: int) -> list[str]:
+def create_invitations(db: Database, survey: Survey, count: int) -> list[str]:
     """Make ``count`` fresh tokens for the survey; only their hashes are kept."""
     if count < 1:
         raise ValueError("count must be at least 1")
     tokens = [secrets.token_urlsafe(16) for _ in range(count)]
     with write_transaction(db):
-        db.table("invitations").insert_all(
+        insert_rows(
+            db,
+            "invitations",
             ({"token_hash": _hash(token), "survey_id": survey.id, "used": 0} for token in tokens),
-            batch_size=1000,
         )
     return tokens
 
 
-def invitation_is_open(db: sqlite_utils.Database, survey: Survey, token: str | None) -> bool:
+def invitation_is_open(db: Database, survey: Survey, token: str | None) -> bool:
     """Whether this token may still answer this survey (checked again when storing)."""
     if not token or not TOKEN_PATTERN.fullmatch(token):
         return False
@@ -64,7 +64,7 @@ class InvitationBusyError(RuntimeError):
     """The link's use could not be erased from the WAL in time; the link is open again."""
 
 
-def use_invitation(db: sqlite_utils.Database, survey: Survey, token: str | None) -> None:
+def use_invitation(db: Database, survey: Survey, token: str | None) -> None:
     """Mark the token used, in a commit of its own that is then erased from the WAL.
 
     The conditional UPDATE is the check: two submissions racing with one token cannot
@@ -86,7 +86,7 @@ def use_invitation(db: sqlite_utils.Database, survey: Survey, token: str | None)
         raise InvitationBusyError("the survey is busy; nothing was stored")
 
 
-def release_invitation(db: sqlite_utils.Database, survey: Survey, token: str) -> None:
+def release_invitation(db: Database, survey: Survey, token: str) -> None:
     """Open a used token again: its response could not be stored after all."""
     with write_transaction(db):
         db.execute(

@@ -17,8 +17,9 @@ starting at once migrate exactly once.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import sqlite_utils
 
@@ -34,34 +35,77 @@ VERSION_TABLE = "schema_version"
 CONNECT_TIMEOUT_SECONDS = 10
 
 
+class Cursor(Protocol):
+    """What storage reads from a statement's result, typed as loosely as sqlite3's cursor
+    (whose ``fetchone`` is ``Any``), so that code written for SQLite type-checks on both."""
+
+    rowcount: int
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class DatabaseUnavailableError(RuntimeError):
+    """The PostgreSQL server cannot be reached now (down, restarting, the connection lost,
+    or the writers' lock not free within the busy timeout). Nothing of the transaction it
+    interrupted is stored: PostgreSQL rolls back what was not committed. The app answers
+    503; the next request opens a new connection."""
+
+
+class DatabaseUnreachableError(DatabaseUnavailableError):
+    """The ``DATABASE`` setting names a PostgreSQL database that cannot be opened."""
+
+
+@contextmanager
+def _unavailable_as_one_error() -> Iterator[None]:
+    """psycopg's ``OperationalError`` (a lost connection, a server shutting down, a lock
+    timeout) as ``DatabaseUnavailableError``: the one error the app and commands handle."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.OperationalError as err:
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise DatabaseUnavailableError(f"the PostgreSQL database is unavailable: {reason}") from err
+
+
 class PostgresConnection:
     """The part of ``sqlite3.Connection`` the storage layer uses, on a psycopg connection."""
 
     def __init__(self, raw: psycopg.Connection[tuple[Any, ...]]) -> None:
         self.raw = raw
 
-    def execute(self, sql: str, parameters: Parameters = None) -> psycopg.Cursor[Any]:
+    def execute(self, sql: str, parameters: Parameters = None) -> Cursor:
         """Run one statement. A write transaction that cannot start (its lock timed out) is
         rolled back here: PostgreSQL leaves it open and aborted where SQLite opens none."""
         try:
-            return self.raw.execute(translate(sql, parameters=parameters is not None), parameters)
+            with _unavailable_as_one_error():
+                translated = translate(sql, parameters=parameters is not None)
+                return cast(Cursor, self.raw.execute(translated, parameters))
         except Exception:
             if begins_write(sql) and self.in_transaction:
                 self.rollback()
             raise
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        with self.raw.cursor() as cursor:
+        with _unavailable_as_one_error(), self.raw.cursor() as cursor:
             cursor.executemany(translate(sql, parameters=True), rows)
 
     @property
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
+        return self.raw.info.transaction_status not in (
+            TransactionStatus.IDLE,
+            TransactionStatus.UNKNOWN,  # the connection is lost: nothing left to end
+        )
 
     def rollback(self) -> None:
-        self.raw.execute("ROLLBACK")
+        if not self.raw.closed:
+            self.raw.execute("ROLLBACK")
 
     def close(self) -> None:
         self.raw.close()
@@ -73,23 +117,20 @@ class PostgresDatabase:
     def __init__(self, conn: PostgresConnection) -> None:
         self.conn = conn
 
-    def execute(self, sql: str, parameters: Parameters = None) -> psycopg.Cursor[Any]:
+    def execute(self, sql: str, parameters: Parameters = None) -> Cursor:
         return self.conn.execute(sql, parameters)
 
     def executescript(self, sql: str) -> None:
         """Run several statements, without parameters, as one query (as SQLite's does)."""
-        self.conn.raw.execute(translate(sql, parameters=False))
+        with _unavailable_as_one_error():
+            self.conn.raw.execute(translate(sql, parameters=False))
 
     def query(self, sql: str, parameters: Parameters = None) -> Iterator[dict[str, Any]]:
         from psycopg.rows import dict_row
 
-        with self.conn.raw.cursor(row_factory=dict_row) as cursor:
+        with _unavailable_as_one_error(), self.conn.raw.cursor(row_factory=dict_row) as cursor:
             cursor.execute(translate(sql, parameters=parameters is not None), parameters)
             yield from cursor
-
-
-class DatabaseUnreachableError(RuntimeError):
-    """The ``DATABASE`` setting names a PostgreSQL database that cannot be opened."""
 
 
 def connect(url: str) -> PostgresDatabase:

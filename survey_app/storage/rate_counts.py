@@ -24,9 +24,9 @@ import hashlib
 import time
 from collections.abc import Callable
 
-import sqlite_utils
 from limits.storage import Storage
 
+from survey_app.storage.backends import Database
 from survey_app.storage.database import write_transaction
 
 STORAGE_SCHEME = "survey-app-database"
@@ -36,9 +36,7 @@ def _hashed(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def count_attempt(
-    db: sqlite_utils.Database, key: str, window_seconds: int, now: float, amount: int = 1
-) -> int:
+def count_attempt(db: Database, key: str, window_seconds: int, now: float, amount: int = 1) -> int:
     """Count ``amount`` attempts under ``key``; the attempts in its running window, these
     included.
 
@@ -56,7 +54,7 @@ def count_attempt(
     return int(count)
 
 
-def attempts(db: sqlite_utils.Database, key: str, now: float) -> tuple[int, float]:
+def attempts(db: Database, key: str, now: float) -> tuple[int, float]:
     """The attempts in ``key``'s running window and when it ends (``now`` if none runs)."""
     row = db.execute(
         "SELECT count, window_ends FROM rate_counts WHERE key = ? AND window_ends > ?",
@@ -65,7 +63,7 @@ def attempts(db: sqlite_utils.Database, key: str, now: float) -> tuple[int, floa
     return (0, now) if row is None else (int(row[0]), float(row[1]))
 
 
-def forget_attempts(db: sqlite_utils.Database, key: str | None = None) -> int:
+def forget_attempts(db: Database, key: str | None = None) -> int:
     """Delete ``key``'s window (every window when None); how many were deleted."""
     with write_transaction(db):
         if key is None:
@@ -86,7 +84,7 @@ class DatabaseRateCounts(Storage):
         uri: str | None = None,
         wrap_exceptions: bool = False,
         *,
-        connection: Callable[[], sqlite_utils.Database],
+        connection: Callable[[], Database],
         **options: float | str | bool,
     ) -> None:
         super().__init__(uri, wrap_exceptions, **options)

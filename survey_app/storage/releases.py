@@ -14,13 +14,12 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any
 
-import sqlite_utils
-
 from survey_app.privacy.central import BudgetChange, Ledger, Release, decimal_text
+from survey_app.storage.backends import Database
 from survey_app.storage.surveys import Survey
 
 
-def load_ledger(db: sqlite_utils.Database, survey: Survey) -> Ledger:
+def load_ledger(db: Database, survey: Survey) -> Ledger:
     """The survey's budget, every release charged against it and every budget change.
 
     Read inside a write transaction (``publish``, ``set_budget``), it is the ledger no
@@ -39,7 +38,7 @@ def load_ledger(db: sqlite_utils.Database, survey: Survey) -> Ledger:
     )
 
 
-def _releases(db: sqlite_utils.Database, survey: Survey) -> tuple[Release, ...]:
+def _releases(db: Database, survey: Survey) -> tuple[Release, ...]:
     rows = db.execute(
         "SELECT id, released_at, what, epsilon, cost, snapshot FROM releases "
         "WHERE survey_id = ? ORDER BY id",
@@ -65,7 +64,7 @@ def _release(
     )
 
 
-def _budget_changes(db: sqlite_utils.Database, survey: Survey) -> tuple[BudgetChange, ...]:
+def _budget_changes(db: Database, survey: Survey) -> tuple[BudgetChange, ...]:
     rows = db.execute(
         "SELECT changed_at, budget, previous, releases_before FROM budget_changes "
         "WHERE survey_id = ? ORDER BY id",
@@ -82,7 +81,7 @@ def _budget_changes(db: sqlite_utils.Database, survey: Survey) -> tuple[BudgetCh
     )
 
 
-def save_budget_change(db: sqlite_utils.Database, survey: Survey, change: BudgetChange) -> None:
+def save_budget_change(db: Database, survey: Survey, change: BudgetChange) -> None:
     """Set the survey's budget and record the change (inside a write transaction)."""
     db.execute(
         "UPDATE surveys SET central_budget = ? WHERE id = ?",
@@ -102,7 +101,7 @@ def save_budget_change(db: sqlite_utils.Database, survey: Survey, change: Budget
 
 
 def save_release(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     release: Release,
     fingerprints: tuple[str, str],
@@ -116,7 +115,7 @@ def save_release(
     data, choices = fingerprints
     cursor = db.execute(
         "INSERT INTO releases (survey_id, released_at, what, epsilon, cost, "
-        "data_fingerprint, choices, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "data_fingerprint, choices, snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         [
             survey.id,
             release.at.isoformat(),
@@ -128,10 +127,10 @@ def save_release(
             json.dumps(snapshot, sort_keys=True),
         ],
     )
-    return int(cursor.lastrowid or 0)
+    return int(cursor.fetchone()[0])
 
 
-def response_summary(db: sqlite_utils.Database, survey: Survey) -> tuple[int, int]:
+def response_summary(db: Database, survey: Survey) -> tuple[int, int]:
     """(how many responses, the newest one's id; 0 if none). Responses are never changed
     or deleted once stored and ids only grow, so the same pair means the same rows."""
     count, newest = db.execute(
@@ -140,7 +139,7 @@ def response_summary(db: sqlite_utils.Database, survey: Survey) -> tuple[int, in
     return int(count), int(newest)
 
 
-def latest_snapshot(db: sqlite_utils.Database, slug: str) -> dict[str, Any] | None:
+def latest_snapshot(db: Database, slug: str) -> dict[str, Any] | None:
     """The figures the public page shows: those of the survey's latest release."""
     row = db.execute(
         "SELECT r.snapshot FROM releases r JOIN surveys s ON s.id = r.survey_id "

@@ -11,10 +11,9 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from survey_app.domain.answers import Report, Stored, from_stored, to_stored
 from survey_app.domain.display_logic import NOT_APPLICABLE
+from survey_app.storage.backends import Database
 from survey_app.storage.database import erase_write_ahead_log, write_transaction
 from survey_app.storage.invitations import release_invitation, use_invitation
 from survey_app.storage.surveys import Survey
@@ -46,9 +45,7 @@ class SurveyNotOpenError(ValueError):
     on its way: nothing was stored (a response must never outlive a destruction)."""
 
 
-def find_response(
-    db: sqlite_utils.Database, survey: Survey, submission_id: str
-) -> StoredResponse | None:
+def find_response(db: Database, survey: Survey, submission_id: str) -> StoredResponse | None:
     """The response stored under this submission id, so a retried POST is answered alike."""
     row = db.execute(
         "SELECT survey_id, answered_on, design, answers FROM responses WHERE submission_id = ?",
@@ -74,7 +71,7 @@ def find_response(
 
 
 def record_response(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     reported: Mapping[str, Report | None],
     submission_id: str,
@@ -137,7 +134,7 @@ def record_response(
 
 
 def _store(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     stored: StoredResponse,
     submission_id: str,
@@ -167,7 +164,7 @@ def _store(
     return stored
 
 
-def iter_response_rows(db: sqlite_utils.Database, survey: Survey) -> Iterator[list[object]]:
+def iter_response_rows(db: Database, survey: Survey) -> Iterator[list[object]]:
     """Every stored response as [day, design, stored value per question], the value
     ``NOT_APPLICABLE`` for a question that did not apply, None for a skip.
 

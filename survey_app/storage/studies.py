@@ -13,12 +13,11 @@ import datetime
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.survey_limits import MAX_SLUG_LENGTH
 from survey_app.domain.survey_yaml import definition_yaml
 from survey_app.storage import destruction
+from survey_app.storage.backends import Database
 from survey_app.storage.database import write_transaction
 from survey_app.storage.surveys import (
     Survey,
@@ -44,7 +43,7 @@ class SurveyActivity:
     last_response: datetime.date | None
 
 
-def survey_activity(db: sqlite_utils.Database) -> dict[str, SurveyActivity]:
+def survey_activity(db: Database) -> dict[str, SurveyActivity]:
     """Every survey's owner and last response day, by slug: one query for the whole list."""
     return {
         slug: SurveyActivity(owner_id, datetime.date.fromisoformat(last) if last else None)
@@ -56,7 +55,7 @@ def survey_activity(db: sqlite_utils.Database) -> dict[str, SurveyActivity]:
     }
 
 
-def viewer_names(db: sqlite_utils.Database, survey: Survey) -> list[str]:
+def viewer_names(db: Database, survey: Survey) -> list[str]:
     """The usernames the survey's results are shared with, in alphabetical order."""
     return [
         row[0]
@@ -68,7 +67,7 @@ def viewer_names(db: sqlite_utils.Database, survey: Survey) -> list[str]:
     ]
 
 
-def default_owner_id(db: sqlite_utils.Database) -> int | None:
+def default_owner_id(db: Database) -> int | None:
     """Who owns a survey stored without a named owner: the first active administrator.
     None before any account exists; the first account then adopts the survey."""
     row = db.execute(
@@ -77,7 +76,7 @@ def default_owner_id(db: sqlite_utils.Database) -> int | None:
     return None if row[0] is None else int(row[0])
 
 
-def set_listed(db: sqlite_utils.Database, survey: Survey, listed: bool) -> None:
+def set_listed(db: Database, survey: Survey, listed: bool) -> None:
     """List the survey on the respondents' front page, or stop listing it. The front page
     shows it only while it is open to anyone; its address works either way."""
     with write_transaction(db):
@@ -85,7 +84,7 @@ def set_listed(db: sqlite_utils.Database, survey: Survey, listed: bool) -> None:
 
 
 def set_retention(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     retain_until: datetime.date | None,
     keep_public_figures: bool,
@@ -130,7 +129,7 @@ def copy_slugs(slug: str) -> Iterator[str]:
         number += 1
 
 
-def copy_survey(db: sqlite_utils.Database, survey: Survey, owner_id: int) -> Survey:
+def copy_survey(db: Database, survey: Survey, owner_id: int) -> Survey:
     """A new draft of ``owner_id``'s with the survey's questions, texts and mechanisms
     (each named as stored, so the copy runs the same design), at the first free
     ``copy_slugs`` address. Its file is generated YAML: the original's comments stay

@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, TypeVar
 
-import sqlite_utils
-
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.designs import file_mechanism_name, question_mechanism, survey_fingerprint
 from survey_app.domain.display_logic import ShowIf
@@ -30,7 +28,8 @@ from survey_app.domain.survey_model import (
 from survey_app.domain.survey_yaml import definition_yaml
 from survey_app.privacy import Mechanism, QuestionType, mechanism_from_parameters
 from survey_app.privacy.central import decimal_text
-from survey_app.storage.database import write_transaction
+from survey_app.storage.backends import Database
+from survey_app.storage.database import insert_row, insert_rows, update_row, write_transaction
 
 STATUSES = ("draft", "open", "closed")
 
@@ -272,7 +271,7 @@ def _sections_from_json(stored: str) -> tuple[SectionDefinition, ...]:
 
 
 def store_survey(
-    db: sqlite_utils.Database,
+    db: Database,
     definition: SurveyDefinition,
     owner_id: int | None = None,
     status: str = "open",
@@ -282,27 +281,22 @@ def store_survey(
     parameters = _parameters(definition)
     with write_transaction(db):
         _refuse_taken_slug(db, definition.slug)
-        survey_id = (
-            db.table("surveys")
-            .insert(
-                {
-                    **_survey_row(definition, parameters),
-                    "created_on": datetime.date.today().isoformat(),
-                    "owner_id": owner_id,
-                    "status": status,
-                    "listed": int(listed),
-                }
-            )
-            .last_pk
+        survey_id = insert_row(
+            db,
+            "surveys",
+            {
+                **_survey_row(definition, parameters),
+                "created_on": datetime.date.today().isoformat(),
+                "owner_id": owner_id,
+                "status": status,
+                "listed": int(listed),
+            },
         )
-        assert isinstance(survey_id, int)
         _insert_design_and_questions(db, survey_id, definition, parameters)
     return _stored(db, definition.slug)
 
 
-def replace_draft(
-    db: sqlite_utils.Database, survey: Survey, definition: SurveyDefinition
-) -> Survey:
+def replace_draft(db: Database, survey: Survey, definition: SurveyDefinition) -> Survey:
     """Put a new definition in place of a draft nobody has answered, all or nothing.
 
     The survey keeps its id, owner, viewers and creation day; everything the definition
@@ -315,12 +309,12 @@ def replace_draft(
         _require_unanswered_draft(db, survey)
         _refuse_taken_slug(db, definition.slug, survey.id)
         delete_questions_and_design(db, survey.id)
-        db.table("surveys").update(survey.id, _survey_row(definition, parameters))
+        update_row(db, "surveys", survey.id, _survey_row(definition, parameters))
         _insert_design_and_questions(db, survey.id, definition, parameters)
     return _stored(db, definition.slug)
 
 
-def delete_draft(db: sqlite_utils.Database, survey: Survey) -> None:
+def delete_draft(db: Database, survey: Survey) -> None:
     """Delete a draft nobody has answered, with its questions, viewers and invitations.
 
     Raises ``SurveyNotDraftError`` otherwise: a survey with responses is never deleted.
@@ -333,7 +327,7 @@ def delete_draft(db: sqlite_utils.Database, survey: Survey) -> None:
         db.execute("DELETE FROM surveys WHERE id = ?", [survey.id])
 
 
-def survey_source(db: sqlite_utils.Database, survey: Survey) -> str:
+def survey_source(db: Database, survey: Survey) -> str:
     """The survey's definition as YAML: the text it was stored from, comments and all,
     when that text reads as YAML; else YAML generated from the stored survey (surveys
     stored before sources were kept, or from JSON that YAML reads otherwise), which
@@ -354,19 +348,19 @@ def _parameters(definition: SurveyDefinition) -> dict[str, dict[str, Any]]:
     return {q.key: question_mechanism(q).parameters() for q in definition.questions}
 
 
-def _stored(db: sqlite_utils.Database, slug: str) -> Survey:
+def _stored(db: Database, slug: str) -> Survey:
     survey = get_survey(db, slug)
     assert survey is not None
     return survey
 
 
-def _refuse_taken_slug(db: sqlite_utils.Database, slug: str, survey_id: int = 0) -> None:
+def _refuse_taken_slug(db: Database, slug: str, survey_id: int = 0) -> None:
     """Inside the writing transaction, so two imports cannot both take one slug."""
     if db.execute("SELECT 1 FROM surveys WHERE slug = ? AND id != ?", [slug, survey_id]).fetchone():
         raise SurveyExistsError(f"a survey with slug {slug!r} already exists")
 
 
-def _require_unanswered_draft(db: sqlite_utils.Database, survey: Survey) -> None:
+def _require_unanswered_draft(db: Database, survey: Survey) -> None:
     """Checked inside the writing transaction: a response or an opening that came in since
     ``survey`` was read wins over the edit."""
     row = db.execute(
@@ -409,45 +403,55 @@ def _survey_row(
 
 
 def _insert_design_and_questions(
-    db: sqlite_utils.Database,
+    db: Database,
     survey_id: int,
     definition: SurveyDefinition,
     parameters: dict[str, dict[str, Any]],
 ) -> None:
-    db.table("designs").insert(
-        {
-            "fingerprint": survey_fingerprint(parameters),
-            "survey_id": survey_id,
-            "questions": json.dumps(parameters, sort_keys=True),
-        },
-        ignore=True,
+    insert_rows(
+        db,
+        "designs",
+        [
+            {
+                "fingerprint": survey_fingerprint(parameters),
+                "survey_id": survey_id,
+                "questions": json.dumps(parameters, sort_keys=True),
+            }
+        ],
+        or_ignore=True,
     )
-    db.table("questions").insert_all(
-        {
-            "survey_id": survey_id,
-            "position": position,
-            "key": question.key,
-            "text": question.text,
-            "type": question.type.value,
-            "sensitive": int(question.sensitive),
-            "required": int(question.required),
-            "options": _options_json(question),
-            "min": question.min,
-            "max": question.max,
-            "requested_epsilon": written_decimal(question.epsilon),
-            "show_if": None if question.show_if is None else json.dumps(question.show_if.written()),
-            "option_order": question.option_order,
-            "fixed_options": json.dumps(question.fixed_options),
-            "parameters": json.dumps(parameters[question.key], sort_keys=True),
-            "translations": json.dumps(
-                {
-                    code: {"text": texts.text, "options": list(texts.options)}
-                    for code, texts in question.translations.items()
-                },
-                ensure_ascii=False,
-            ),
-        }
-        for position, question in enumerate(definition.questions)
+    insert_rows(
+        db,
+        "questions",
+        (
+            {
+                "survey_id": survey_id,
+                "position": position,
+                "key": question.key,
+                "text": question.text,
+                "type": question.type.value,
+                "sensitive": int(question.sensitive),
+                "required": int(question.required),
+                "options": _options_json(question),
+                "min": question.min,
+                "max": question.max,
+                "requested_epsilon": written_decimal(question.epsilon),
+                "show_if": None
+                if question.show_if is None
+                else json.dumps(question.show_if.written()),
+                "option_order": question.option_order,
+                "fixed_options": json.dumps(question.fixed_options),
+                "parameters": json.dumps(parameters[question.key], sort_keys=True),
+                "translations": json.dumps(
+                    {
+                        code: {"text": texts.text, "options": list(texts.options)}
+                        for code, texts in question.translations.items()
+                    },
+                    ensure_ascii=False,
+                ),
+            }
+            for position, question in enumerate(definition.questions)
+        ),
     )
 
 
@@ -471,7 +475,7 @@ def _options_and_scores(stored: str | None) -> dict[str, tuple[Any, ...]]:
     return {"options": tuple(value)}
 
 
-def delete_questions_and_design(db: sqlite_utils.Database, survey_id: int) -> None:
+def delete_questions_and_design(db: Database, survey_id: int) -> None:
     """Remove a survey's questions, their tallies and its design; call inside a write
     transaction. A design row is shared by every survey with the same fingerprint and
     names the first that stored it; one another survey still runs is handed over to that
@@ -550,7 +554,7 @@ _QUESTION_COLUMNS = (
 )
 
 
-def get_survey(db: sqlite_utils.Database, slug: str) -> Survey | None:
+def get_survey(db: Database, slug: str) -> Survey | None:
     row = db.execute(
         f"SELECT {_SURVEY_COLUMNS} FROM surveys WHERE slug = ?",  # noqa: S608
         [slug],
@@ -640,25 +644,25 @@ _SUMMARY = "SELECT s.slug, s.title, s.status, s.access, s.responses FROM surveys
 _ANSWERABLE = "s.status = 'open' AND s.access = 'open'"
 
 
-def list_public_surveys(db: sqlite_utils.Database) -> list[dict[str, object]]:
+def list_public_surveys(db: Database) -> list[dict[str, object]]:
     """The front page's surveys: open, not by invitation only, and listed by their owner."""
     return list(db.query(f"{_SUMMARY} WHERE {_ANSWERABLE} AND s.listed = 1 ORDER BY title"))
 
 
-def answerable_slugs(db: sqlite_utils.Database) -> list[str]:
+def answerable_slugs(db: Database) -> list[str]:
     """Every survey anyone with its address may answer, listed on the front page or not."""
     sql = f"SELECT s.slug FROM surveys s WHERE {_ANSWERABLE}"  # noqa: S608 (constants)
     return [row[0] for row in db.execute(sql)]
 
 
-def list_visible_surveys(db: sqlite_utils.Database, researcher_id: int) -> list[dict[str, object]]:
+def list_visible_surveys(db: Database, researcher_id: int) -> list[dict[str, object]]:
     """The surveys whose results this researcher may see, with response counts."""
     return list(
         db.query(f"{_SUMMARY} WHERE {_VISIBLE_TO} ORDER BY title", {"researcher": researcher_id})
     )
 
 
-def can_see(db: sqlite_utils.Database, survey: Survey, researcher_id: int) -> bool:
+def can_see(db: Database, survey: Survey, researcher_id: int) -> bool:
     row = db.execute(
         f"SELECT 1 FROM surveys s WHERE s.id = :survey AND {_VISIBLE_TO}",  # noqa: S608
         {"survey": survey.id, "researcher": researcher_id},
@@ -666,7 +670,7 @@ def can_see(db: sqlite_utils.Database, survey: Survey, researcher_id: int) -> bo
     return row is not None
 
 
-def set_status(db: sqlite_utils.Database, survey: Survey, status: str) -> None:
+def set_status(db: Database, survey: Survey, status: str) -> None:
     """Open, close (or return to draft) a survey. Raises ``SurveyDestroyedError`` when one
     whose answers were destroyed would leave ``closed`` (checked under the write lock)."""
     if status not in STATUSES:
@@ -681,7 +685,7 @@ def set_status(db: sqlite_utils.Database, survey: Survey, status: str) -> None:
             raise SurveyDestroyedError(f"the answers of {survey.slug!r} were destroyed")
 
 
-def share_survey(db: sqlite_utils.Database, survey: Survey, researcher_id: int) -> None:
+def share_survey(db: Database, survey: Survey, researcher_id: int) -> None:
     """Let another researcher view a survey's results (idempotent)."""
     with write_transaction(db):
         db.execute(
@@ -690,7 +694,7 @@ def share_survey(db: sqlite_utils.Database, survey: Survey, researcher_id: int) 
         )
 
 
-def unshare_survey(db: sqlite_utils.Database, survey: Survey, researcher_id: int) -> None:
+def unshare_survey(db: Database, survey: Survey, researcher_id: int) -> None:
     """Stop letting a researcher view a survey's results (idempotent)."""
     with write_transaction(db):
         db.execute(
@@ -699,16 +703,16 @@ def unshare_survey(db: sqlite_utils.Database, survey: Survey, researcher_id: int
         )
 
 
-def survey_response_count(db: sqlite_utils.Database, survey: Survey) -> int:
+def survey_response_count(db: Database, survey: Survey) -> int:
     row = db.execute("SELECT responses FROM surveys WHERE id = ?", [survey.id]).fetchone()
     return int(row[0])
 
 
-def count_surveys(db: sqlite_utils.Database) -> int:
+def count_surveys(db: Database) -> int:
     return int(db.execute("SELECT count(*) FROM surveys").fetchone()[0])
 
 
-def adopt_ownerless_surveys(db: sqlite_utils.Database, owner_id: int) -> int:
+def adopt_ownerless_surveys(db: Database, owner_id: int) -> int:
     """Give every survey nobody owns to this researcher (the first account): surveys
     stored before any account existed, such as the example. Call inside the write
     transaction that creates the account. Returns how many were adopted."""

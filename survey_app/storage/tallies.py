@@ -20,11 +20,10 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from survey_app.domain.answers import Report, to_stored
 from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.privacy.mechanisms.cells import CellRule, TallyCell
+from survey_app.storage.backends import Database
 from survey_app.storage.database import write_transaction
 from survey_app.storage.surveys import Question, Survey
 
@@ -45,7 +44,7 @@ def increments(question: Question, report: Report | None) -> Iterator[tuple[str,
 
 
 def add_to_tallies(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     reports: dict[str, Report | None],
     not_applicable: frozenset[str] = frozenset(),
@@ -65,7 +64,7 @@ def add_to_tallies(
     )
 
 
-def read_tallies(db: sqlite_utils.Database, survey: Survey) -> dict[int, Cells]:
+def read_tallies(db: Database, survey: Survey) -> dict[int, Cells]:
     """Every question's cells (a missing cell is 0)."""
     tallies: dict[int, Cells] = {question.id: {} for question in survey.questions}
     for question_id, cell, value in db.execute(
@@ -112,9 +111,7 @@ def _aggregate(cell: TallyCell, squares: str) -> str:
     return f"sum({{v}} = {cell.index})"
 
 
-def _count_answers(
-    db: sqlite_utils.Database, survey: Survey, after_id: int
-) -> tuple[int, dict[int, Cells]]:
+def _count_answers(db: Database, survey: Survey, after_id: int) -> tuple[int, dict[int, Cells]]:
     """Every question's cells over responses with id > after_id, and the last id seen.
 
     One pass: JSON is parsed in SQLite, not row by row in Python. Squares are summed as
@@ -130,7 +127,7 @@ def _count_answers(
 
 
 def _count_answers_with(
-    db: sqlite_utils.Database, survey: Survey, after_id: int, squares: str
+    db: Database, survey: Survey, after_id: int, squares: str
 ) -> tuple[int, dict[int, Cells]]:
     plan = [(q, cell, expr) for q in survey.questions for cell, expr in _cell_sums(q, squares)]
     columns = ", ".join(
@@ -167,7 +164,7 @@ class Recount:
         return ((k, self.before[k], v) for k, v in self.after.items() if self.before[k] != v)
 
 
-def recount(db: sqlite_utils.Database, survey: Survey) -> Recount:
+def recount(db: Database, survey: Survey) -> Recount:
     """Rebuild the tallies from the stored responses without stopping submissions.
 
     The long scan reads a snapshot and holds no write lock (a million rows take seconds,

@@ -11,12 +11,13 @@ from urllib.parse import urlsplit, urlunsplit
 from flask import Flask, Response, render_template, request
 from flask.globals import request_ctx
 from flask_wtf.csrf import CSRFProtect
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, ServiceUnavailable
 
 from survey_app import PACKAGE_DIR
 from survey_app.config import check_database_folder, instance_secret_key, load_settings
-from survey_app.storage.database import connect, migrate
+from survey_app.storage.backends import connect, migrate
 from survey_app.storage.destruction import destroy_expired
+from survey_app.storage.postgresql import DatabaseUnavailableError
 from survey_app.web import database_session as db
 from survey_app.web import i18n, limits
 from survey_app.web.respondent_query import RespondentQuery
@@ -86,9 +87,13 @@ def create_app(config: Mapping[str, Any] | None = None, *, retention_check: bool
     app.after_request(add_security_headers)
     app.after_request(_relative_redirect)
     app.register_error_handler(HTTPException, _render_http_error)
+    app.register_error_handler(DatabaseUnavailableError, _database_unavailable)
     register_commands(app)
     templates.init_app(app)
     return app
+
+
+RETRY_AFTER_SECONDS = 5
 
 
 def _destroy_expired_answers(path: str) -> None:
@@ -135,3 +140,12 @@ def _render_http_error(error: HTTPException) -> tuple[str, int]:
         return f"{error.code} {error.name}", error.code or 400
     page = render_template("error.html", title=error.name, message=error.description)
     return page, error.code or 500
+
+
+def _database_unavailable(_error: DatabaseUnavailableError) -> tuple[str, int, dict[str, str]]:
+    """The database went away mid-request (PostgreSQL restarting, the network): 503 and
+    a hint to retry, never a traceback. Nothing is half-stored (the server rolled back
+    what was not committed), and the next request opens a new connection, so service
+    comes back with the database, without a restart."""
+    page, _status = _render_http_error(ServiceUnavailable())
+    return page, 503, {"Retry-After": str(RETRY_AFTER_SECONDS)}

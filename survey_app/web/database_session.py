@@ -8,15 +8,14 @@ password hash method.
 
 from __future__ import annotations
 
-import sqlite_utils
 from flask import Flask, current_app, has_app_context
 
 from survey_app.config import DEFAULT_PASSWORD_HASH_METHOD
 from survey_app.storage import accounts
-from survey_app.storage.database import roll_back_unfinished, thread_connection
+from survey_app.storage.backends import Database, roll_back_unfinished, thread_connection
 
 
-def get_db() -> sqlite_utils.Database:
+def get_db() -> Database:
     """This thread's connection to the current app's database (migrated on first use)."""
     return thread_connection(current_app.config["DATABASE"])
 

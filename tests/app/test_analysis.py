@@ -33,6 +33,7 @@ from survey_app.privacy.groups import (
 from survey_app.privacy.means import MeanEstimate, estimate_mean
 from survey_app.privacy.regression import Covariate, design_from_responses, fit_randomized_logistic
 from survey_app.storage.accounts import create_researcher
+from survey_app.storage.backends import Database
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, get_survey, share_survey, store_survey
 from survey_app.web.database_session import get_db
@@ -129,7 +130,7 @@ def studied(app: Flask, researcher: str, tmp_path: Path) -> Flask:
     return app
 
 
-def stored_survey(db: sqlite_utils.Database) -> Survey:
+def stored_survey(db: Database) -> Survey:
     survey = get_survey(db, SLUG)
     assert survey is not None
     return survey

@@ -404,6 +404,7 @@ def test_a_waiting_request_sleeps_instead_of_reading_the_rows(
             steps[0] += 1
             return 0
 
+        assert isinstance(db, sqlite_utils.Database)  # SQLite's progress handler counts steps
         db.conn.set_progress_handler(count_steps, 100)
         with pytest.raises(crosstabs.CountsBeingPrepared):
             crosstabs.joint_counts(db, survey, ["year"], patience=0.5)

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -20,7 +21,9 @@ from tests.support.respondents import submit_client_randomized
 
 def _connection_in_request(app: Flask) -> sqlite3.Connection:
     with app.test_request_context("/healthz"):
-        return get_db().conn
+        db = get_db()
+        assert isinstance(db, sqlite_utils.Database)
+        return db.conn
 
 
 def test_a_thread_reuses_its_connection_across_requests(app: Flask) -> None:

@@ -49,6 +49,7 @@ from survey_app.privacy.central import (
 )
 from survey_app.privacy.coins import discrete_laplace
 from survey_app.privacy.means import MeanEstimate
+from survey_app.storage.backends import Database
 from survey_app.storage.database import MIGRATIONS, write_transaction
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, get_survey, store_survey
@@ -279,7 +280,7 @@ ONE_MORE: dict[str, Any] = {
 
 
 def quote_and_publish(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     figures: list[str],
     epsilon: Fraction | None,
@@ -438,6 +439,7 @@ def test_estimates_stored_before_the_noise_are_named_exact(tmp_path: Path) -> No
             )
             db.execute("DROP TABLE budget_changes")
             names = [migration.__name__ for migration in MIGRATIONS]
+            assert isinstance(db, sqlite_utils.Database)
             MIGRATIONS[names.index("_budget_changes_and_exact_estimates")](db)
         assert db.execute("SELECT what FROM releases").fetchone()[0] == "exact sensitive estimates"
     snapshot = json.loads(stored_snapshot(app))

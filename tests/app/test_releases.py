@@ -29,6 +29,7 @@ from survey_app.domain.releases import publish, quote_release, set_budget
 from survey_app.privacy import SECURE, RandomSource
 from survey_app.privacy.central import BudgetExceededError, decimal_text
 from survey_app.storage.accounts import create_researcher
+from survey_app.storage.backends import Database
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, get_survey, share_survey, store_survey
 from survey_app.web.database_session import get_db
@@ -97,12 +98,12 @@ def csrf(page: str) -> str:
     return token.group(1)
 
 
-def release_rows(database: sqlite_utils.Database) -> list[tuple[Any, ...]]:
+def release_rows(database: Database) -> list[tuple[Any, ...]]:
     return database.execute("SELECT id, epsilon, cost, snapshot FROM releases").fetchall()
 
 
 def quote_and_publish(
-    db: sqlite_utils.Database,
+    db: Database,
     survey: Survey,
     figures: list[str],
     epsilon: Fraction | None,

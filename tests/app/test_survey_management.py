@@ -21,6 +21,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from survey_app.domain.definitions import load_definition, parse_definition
 from survey_app.storage.accounts import create_researcher
+from survey_app.storage.backends import Database
 from survey_app.storage.events import COMMAND_LINE, recent_events
 from survey_app.storage.studies import copy_slugs
 from survey_app.storage.surveys import Survey, get_survey, share_survey, store_survey
@@ -59,7 +60,7 @@ def managed(app: Flask, researcher: str) -> Flask:
     return app
 
 
-def researcher_id(db: sqlite_utils.Database, username: str) -> int:
+def researcher_id(db: Database, username: str) -> int:
     return int(
         db.execute("SELECT id FROM researchers WHERE username = ?", [username]).fetchone()[0]
     )

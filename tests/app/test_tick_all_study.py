@@ -10,6 +10,7 @@ import re
 from fractions import Fraction
 
 import pytest
+import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
@@ -157,6 +158,7 @@ def test_the_estimates_cover_a_known_truth(app: Flask) -> None:
         db = get_db()
         survey = store_survey(db, parse_definition(SURVEY))
         question = survey.questions[0]
+        assert isinstance(db, sqlite_utils.Database)
         with db.conn:  # one transaction, as record_response's
             for person in range(4_000):
                 answer = (int(person % 4 == 0), person % 2, 1, 0)

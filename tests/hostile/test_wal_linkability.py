@@ -166,6 +166,7 @@ def test_a_copy_of_the_live_files_does_not_link_responses_to_invitations(
     client = app.test_client()
     with app.app_context():
         connection = get_db().conn  # the connection the test client's requests use
+        assert isinstance(connection, sqlite3.Connection)
         connection.set_trace_callback(lambda _statement: copies.append(copy_live_files(path)))
         try:
             for token in links:

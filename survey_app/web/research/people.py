@@ -16,7 +16,6 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import sqlite_utils
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from werkzeug.wrappers import Response
@@ -33,6 +32,7 @@ from survey_app.storage.accounts import (
     set_active,
     set_administrator,
 )
+from survey_app.storage.backends import Database
 from survey_app.storage.destruction import ANSWERS_DESTROYED, SURVEY_DELETED
 from survey_app.storage.events import recent_events
 from survey_app.web.database_session import get_db
@@ -61,7 +61,7 @@ EVENT_WORDS = {
 }
 
 
-def _reset(db: sqlite_utils.Database, actor: Researcher, username: str) -> str:
+def _reset(db: Database, actor: Researcher, username: str) -> str:
     return accounts.reset_password(db, actor, username, accounts.current_time())
 
 
@@ -74,7 +74,7 @@ class PersonAction:
     explanation: str
     button: str
     done: str
-    apply: Callable[[sqlite_utils.Database, Researcher, str], str | None]
+    apply: Callable[[Database, Researcher, str], str | None]
 
 
 ACTIONS = {

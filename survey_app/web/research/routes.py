@@ -15,7 +15,7 @@ from survey_app.domain.question_estimates import QuestionEstimate, survey_estima
 from survey_app.domain.sample_plans import plan_survey
 from survey_app.privacy import INTERVAL_METHODS, MECHANISMS
 from survey_app.privacy.planner import MIN_HALF_WIDTH
-from survey_app.storage.database import stream_rows
+from survey_app.storage.backends import stream_rows
 from survey_app.storage.surveys import Survey, survey_response_count
 from survey_app.web.bursts import burst_monitor
 from survey_app.web.database_session import get_db

@@ -17,9 +17,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-import sqlite_utils
-
 from survey_app.storage.accounts import Researcher, find_researcher
+from survey_app.storage.backends import Database
 from survey_app.storage.invitations import create_invitations
 from survey_app.storage.studies import survey_activity, viewer_names
 from survey_app.storage.surveys import (
@@ -69,7 +68,7 @@ class StudySummary:
     owned: bool  # whether the researcher looking runs it (else they only view it)
 
 
-def study_summaries(db: sqlite_utils.Database, researcher_id: int) -> list[StudySummary]:
+def study_summaries(db: Database, researcher_id: int) -> list[StudySummary]:
     """The surveys this researcher may see, with status, counts and last response day."""
     visible = list_visible_surveys(db, researcher_id)
     activity = survey_activity(db)
@@ -96,19 +95,19 @@ def is_owner(survey: Survey, researcher_id: int) -> bool:
     return survey.owner_id is not None and survey.owner_id == researcher_id
 
 
-def viewers(db: sqlite_utils.Database, survey: Survey) -> list[str]:
+def viewers(db: Database, survey: Survey) -> list[str]:
     """The usernames the survey's results are shared with, for its owner to see."""
     return viewer_names(db, survey)
 
 
-def change_status(db: sqlite_utils.Database, survey: Survey, action: str) -> str:
+def change_status(db: Database, survey: Survey, action: str) -> str:
     """Open or close the survey (``action`` is a key of STATUS_ACTIONS); its new status."""
     status = STATUS_ACTIONS[action]
     set_status(db, survey, status)
     return status
 
 
-def researcher_named(db: sqlite_utils.Database, username: str) -> Researcher:
+def researcher_named(db: Database, username: str) -> Researcher:
     """The researcher to share with; UnknownResearcherError when nobody has that name."""
     researcher = find_researcher(db, username)
     if researcher is None:
@@ -116,21 +115,21 @@ def researcher_named(db: sqlite_utils.Database, username: str) -> Researcher:
     return researcher
 
 
-def share_with(db: sqlite_utils.Database, survey: Survey, username: str) -> str:
+def share_with(db: Database, survey: Survey, username: str) -> str:
     """Let the researcher named ``username`` view the survey's results; their stored name."""
     researcher = researcher_named(db, username)
     share_survey(db, survey, researcher.id)
     return researcher.username
 
 
-def unshare_with(db: sqlite_utils.Database, survey: Survey, username: str) -> str:
+def unshare_with(db: Database, survey: Survey, username: str) -> str:
     """Stop letting the researcher named ``username`` view the survey; their stored name."""
     researcher = researcher_named(db, username)
     unshare_survey(db, survey, researcher.id)
     return researcher.username
 
 
-def is_unanswered_draft(db: sqlite_utils.Database, survey: Survey) -> bool:
+def is_unanswered_draft(db: Database, survey: Survey) -> bool:
     """Whether deleting the survey takes only a confirmation: a draft nobody answered has
     no data to lose. Anything else takes its address typed out."""
     return survey.status == "draft" and survey_response_count(db, survey) == 0
@@ -152,9 +151,7 @@ def invitation_link(base_url: str, slug: str, token: str) -> str:
     return f"{base_url.rstrip('/')}/s/{slug}?invitation={token}"
 
 
-def invitation_links(
-    db: sqlite_utils.Database, survey: Survey, count: int, base_url: str
-) -> list[str]:
+def invitation_links(db: Database, survey: Survey, count: int, base_url: str) -> list[str]:
     """Make ``count`` single-use links; only their hashes are stored, so these are the
     only copies: whoever asked must keep them now."""
     require_invitation_access(survey)
