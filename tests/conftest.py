@@ -1,5 +1,10 @@
-"""Shared fixtures: a fresh app on a real SQLite file, its test client and CLI runner, a
+"""Shared fixtures: a fresh app on a real database, its test client and CLI runner, a
 researcher, the mixed survey, the database as an auditor reads it, and a hand-moved clock.
+
+``app`` runs once per storage backend (the ``backend`` parameter): on a SQLite file, and
+on a database of its own in a throwaway PostgreSQL cluster (tests/support/postgresql.py).
+A test that checks SQLite's own files (its WAL, file modes, the online backup) is marked
+``sqlite_only`` and runs on SQLite alone.
 
 Plain helpers (constants, page parsers, statistics) are in tests/support/, imported by the
 test modules that use them; this file holds fixtures only.
@@ -9,21 +14,29 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import jinja2
 import jinja2.bccache
 import pytest
-import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from survey_app import create_app
 from survey_app.domain.definitions import load_definition
+from survey_app.storage import backends
+from survey_app.storage.backends import Database
 from survey_app.storage.database import create_owner_only_file
 from survey_app.storage.surveys import store_survey
 from survey_app.web.database_session import get_db
 from tests.support.examples import EXAMPLE, MIXED
+from tests.support.postgresql import (  # noqa: F401 (fixtures offered to every test)
+    BACKENDS,
+    Cluster,
+    database_url,
+    postgresql_cluster,
+)
 from tests.support.researchers import PASSWORD, Clock, log_in
 from tests.support.stored import StoredState
 
@@ -50,9 +63,22 @@ class CompiledTemplates(jinja2.BytecodeCache):
 COMPILED_TEMPLATES = CompiledTemplates()
 
 
-def make_app(path: Path, **settings: object) -> Flask:
-    """The app as every test here configures it, on the database file at ``path``, with
-    ``settings`` on top."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the PostgreSQL run of a test marked ``sqlite_only``."""
+    kept, left = [], []
+    for item in items:
+        on_postgresql = (
+            getattr(item, "callspec", None) and item.callspec.params.get("backend") == "postgresql"
+        )
+        (left if on_postgresql and item.get_closest_marker("sqlite_only") else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
+def make_app(path: Path | str, **settings: object) -> Flask:
+    """The app as every test here configures it, on the database at ``path`` (a file, or a
+    PostgreSQL address), with ``settings`` on top."""
     app = create_app(
         {
             "TESTING": True,
@@ -83,13 +109,35 @@ def example_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture
-def app(tmp_path: Path, example_database: Path) -> Flask:
-    """A fresh app on its own database file: the example survey, no response, no account.
+@pytest.fixture(scope="session")
+def example_postgresql(postgresql_cluster: Cluster) -> str:  # noqa: F811
+    """The example database on PostgreSQL, made once by the app itself: the template each
+    test's database is copied from (``CREATE DATABASE ... TEMPLATE``)."""
+    url = postgresql_cluster.new_database()
+    with make_app(url).app_context():
+        store_survey(get_db(), load_definition(EXAMPLE), listed=True)
+    return url
 
-    The copy is made with SQLite's backup API (the template's connection may still hold
-    pages in its WAL) into a file created owner-only, as the app creates its own.
-    """
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Which storage backend the test's app runs on."""
+    return str(request.param)
+
+
+@pytest.fixture
+def app(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Flask:
+    """A fresh app on its own database: the example survey, no response, no account."""
+    if backend == "postgresql":
+        cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+        return make_app(cluster.copy_database(request.getfixturevalue("example_postgresql")))
+    return make_app(_copy_of_example_file(tmp_path, request.getfixturevalue("example_database")))
+
+
+def _copy_of_example_file(tmp_path: Path, example_database: Path) -> Path:
+    """The example file copied with SQLite's backup API (the template's connection may
+    still hold pages in its WAL) into a file created owner-only, as the app creates its
+    own."""
     path = tmp_path / "survey.db"
     create_owner_only_file(path)
     with (
@@ -97,7 +145,7 @@ def app(tmp_path: Path, example_database: Path) -> Flask:
         contextlib.closing(sqlite3.connect(path)) as copy,
     ):
         source.backup(copy)
-    return make_app(path)
+    return path
 
 
 @pytest.fixture
@@ -111,9 +159,11 @@ def runner(app: Flask) -> FlaskCliRunner:
 
 
 @pytest.fixture
-def database(app: Flask) -> sqlite_utils.Database:
-    """The app's database file opened on its own, as a thief or an auditor would."""
-    return sqlite_utils.Database(app.config["DATABASE"])
+def database(app: Flask) -> Iterator[Database]:
+    """The app's database opened on its own connection, as a thief or an auditor would."""
+    db = backends.connect(app.config["DATABASE"])
+    yield db
+    db.conn.close()
 
 
 @pytest.fixture

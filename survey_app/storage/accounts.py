@@ -382,8 +382,10 @@ def _reserve_attempt(db: Database, keys: list[tuple[str, Throttle]], now: float)
             counts.append(count + 1)
         for (key, throttle), failures in zip(keys, counts, strict=True):
             db.execute(
-                "INSERT OR REPLACE INTO login_failures (key, failures, last_failure, forget_at) "
-                "VALUES (?, ?, ?, ?)",
+                "INSERT INTO login_failures (key, failures, last_failure, forget_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET failures = "
+                "excluded.failures, last_failure = excluded.last_failure, "
+                "forget_at = excluded.forget_at",
                 [key, failures, now, now + failures * throttle.forget_seconds],
             )
 
@@ -397,7 +399,8 @@ def _give_back(db: Database, keys: list[tuple[str, Throttle]]) -> None:
                 db.execute("DELETE FROM login_failures WHERE key = ?", [key])
             else:
                 db.execute(
-                    "UPDATE login_failures SET failures = max(failures - 1, 0) WHERE key = ?",
+                    "UPDATE login_failures SET failures = CASE WHEN failures > 1 THEN failures - 1 "
+                    "ELSE 0 END WHERE key = ?",
                     [key],
                 )
 
@@ -497,8 +500,9 @@ def session_researcher(
     if now - last_seen >= SESSION_TOUCH_SECONDS:
         with write_transaction(db):
             db.execute(
-                "UPDATE researcher_sessions SET last_seen = max(last_seen, ?) WHERE token_hash = ?",
-                [now, token_hash],
+                "UPDATE researcher_sessions SET last_seen = ? "
+                "WHERE token_hash = ? AND last_seen < ?",
+                [now, token_hash, now],
             )
     return _researcher(row[2:])
 

@@ -319,8 +319,9 @@ def _save_snapshot(db: Database, survey: Survey, keys: Keys, counted: _Counted) 
     counts = json.dumps([[*values, n] for values, n in counted.counts.items()])
     with write_transaction(db):
         db.execute(
-            "INSERT OR REPLACE INTO count_snapshots (survey_id, keys, through_id, counts) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT INTO count_snapshots (survey_id, keys, through_id, counts) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (survey_id, keys) DO UPDATE SET "
+            "through_id = excluded.through_id, counts = excluded.counts",
             [survey.id, json.dumps(keys), counted.through_id, counts],
         )
         _mark_used(db, survey, keys)

@@ -59,7 +59,7 @@ def add_to_tallies(
     rows += [(q.id, NOT_APPLICABLE_CELL, 1) for q in survey.questions if q.key in not_applicable]
     db.conn.executemany(
         "INSERT INTO tallies (question_id, cell, value) VALUES (?, ?, ?) "
-        "ON CONFLICT (question_id, cell) DO UPDATE SET value = value + excluded.value",
+        "ON CONFLICT (question_id, cell) DO UPDATE SET value = tallies.value + excluded.value",
         rows,
     )
 

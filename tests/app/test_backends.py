@@ -18,7 +18,7 @@ from survey_app.storage.postgresql import (
     PostgresDatabase,
 )
 from survey_app.storage.postgresql_dialect import UntranslatableError, translate
-from tests.support.postgresql import Cluster, database_url, postgresql_cluster  # noqa: F401
+from tests.support.postgresql import Cluster
 
 # Declared types by kind: SQLite's affinities, PostgreSQL's names for them.
 KINDS = {
@@ -87,7 +87,7 @@ def schema(db: backends.Database) -> Schema:
 
 
 @pytest.fixture
-def migrated(database_url: str):  # noqa: F811
+def migrated(database_url: str):
     db = backends.connect(database_url)
     backends.migrate(db)
     yield db
@@ -95,7 +95,7 @@ def migrated(database_url: str):  # noqa: F811
 
 
 def test_init_db_brings_either_backend_to_the_current_version_and_is_safe_to_repeat(
-    database_url: str,  # noqa: F811
+    database_url: str,
 ):
     db = backends.connect(database_url)
     try:
@@ -109,7 +109,7 @@ def test_init_db_brings_either_backend_to_the_current_version_and_is_safe_to_rep
 
 def test_the_same_migrations_make_the_same_schema_on_both(
     tmp_path,
-    postgresql_cluster: Cluster,  # noqa: F811
+    postgresql_cluster: Cluster,
 ):
     on_sqlite = backends.connect(str(tmp_path / "survey.db"))
     on_postgresql = backends.connect(postgresql_cluster.new_database())
@@ -162,7 +162,7 @@ def test_survey_ids_are_never_given_out_twice_on_either_backend(migrated):
 
 
 def test_writers_on_two_postgresql_connections_take_turns(
-    postgresql_cluster: Cluster,  # noqa: F811
+    postgresql_cluster: Cluster,
 ):
     """Two nodes' connections: while one holds a write transaction the other's waits, as
     SQLite's ``BEGIN IMMEDIATE`` makes it; reads go on meanwhile. (The second sends what
@@ -204,7 +204,7 @@ def test_sums_of_integers_are_integers_on_either_backend(migrated):
 
 def test_an_unreachable_postgresql_database_is_one_line_naming_the_setting(
     tmp_path,
-    postgresql_cluster: Cluster,  # noqa: F811
+    postgresql_cluster: Cluster,
 ):
     nowhere = f"postgresql://app:s3cret@/survey?host={tmp_path}"
     missing = postgresql_cluster.url("no_such_database").replace("postgres@", "postgres:s3cret@")
@@ -227,7 +227,7 @@ def test_postgresql_writers_wait_as_long_as_sqlites_busy_timeout(migrated):
 
 def test_a_postgresql_backup_restores_what_was_stored(
     tmp_path,
-    postgresql_cluster: Cluster,  # noqa: F811
+    postgresql_cluster: Cluster,
 ):
     # With a password (the test cluster trusts its socket and ignores it): passed to pg_dump
     # in its environment, never on its command line.
@@ -261,7 +261,7 @@ def test_a_postgresql_backup_restores_what_was_stored(
 
 def test_a_truncated_postgresql_backup_changes_nothing(
     tmp_path,
-    postgresql_cluster: Cluster,  # noqa: F811
+    postgresql_cluster: Cluster,
 ):
     """Restoring starts, meets the cut, and leaves the database as it was."""
     url = postgresql_cluster.new_database()

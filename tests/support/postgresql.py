@@ -72,11 +72,26 @@ class Cluster:
 
     def new_database(self) -> str:
         """A fresh, empty database in the cluster; its URL."""
+        return self.copy_database(None)
+
+    def copy_database(self, template_url: str | None) -> str:
+        """A new database in the cluster, a copy of the one at ``template_url`` (or empty);
+        its URL. Connections still open on the template (an app's kept connection) are
+        ended first: PostgreSQL copies only a database nobody is connected to."""
         import psycopg
+        from psycopg.conninfo import conninfo_to_dict
 
         name = f"test_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
+            if template_url is None:
+                conn.execute(f"CREATE DATABASE {name}")
+            else:
+                template = conninfo_to_dict(template_url)["dbname"]
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                    [template],
+                )
+                conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
         return self.url(name)
 
     def _run(self, program: str, *arguments: str) -> None:
@@ -109,10 +124,10 @@ def postgresql_cluster() -> Iterator[Cluster]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture(params=BACKENDS)
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture
+def database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """The ``DATABASE`` setting of a new, empty database, once for each backend."""
-    if request.param == "sqlite":
+    if backend == "sqlite":
         return str(tmp_path / "survey.db")
     cluster: Cluster = request.getfixturevalue("postgresql_cluster")
     return cluster.new_database()
