@@ -584,7 +584,12 @@ def erase_write_ahead_log(db: Database) -> bool:
     ``-shm`` index may still name the pages the erased frames touched, until the next
     write starts the WAL again and clears it.) Fails, returning False, when a reader holds
     an older snapshot for longer than the busy timeout.
+
+    On PostgreSQL the WAL is the server's (streamed to replicas, archived, decoded): the
+    app can never erase it, so this returns False there.
     """
+    if not isinstance(db, sqlite_utils.Database):
+        return False
     busy, _frames, _copied = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     return int(busy) == 0
 
