@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from flask import Flask, Response, render_template, request
+from flask import Flask, Response, current_app, render_template, request
 from flask.globals import request_ctx
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException, ServiceUnavailable
@@ -39,8 +40,8 @@ def create_app(config: Mapping[str, Any] | None = None, *, retention_check: bool
         Path(app.instance_path).mkdir(mode=0o700, parents=True, exist_ok=True)
         app.config["DATABASE"] = str(Path(app.instance_path) / "survey.db")
     check_database_folder(app.config["DATABASE"])
-    if retention_check:
-        _destroy_expired_answers(app.config["DATABASE"])
+    if retention_check and not _destroy_expired_answers(app.config["DATABASE"]):
+        app.before_request(_retention_check_once_the_database_answers)
     if not app.config["SECRET_KEY"]:
         app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
     # A respondent may take a while over a survey; the token still dies with the session.
@@ -96,7 +97,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, retention_check: bool
 RETRY_AFTER_SECONDS = 5
 
 
-def _destroy_expired_answers(path: str) -> None:
+def _destroy_expired_answers(path: str) -> bool:
     """Destroy what is past its retention date before the first request, so a server
     restarted after the date never shows it (cron's ``survey-app destroy-expired`` covers
     a server that runs for days).
@@ -105,13 +106,35 @@ def _destroy_expired_answers(path: str) -> None:
     transactions that re-check under the lock, so the workers together do each once. On a
     connection of its own, closed after: no connection made here outlives the start (a
     forked worker must not inherit one).
+
+    A database that does not answer (PostgreSQL restarting) must not make the server
+    crash-loop: it logs one line and returns False, and the server answers 503 until the
+    database is back, doing this check before its first request then.
     """
-    db = connect(path)
+    try:
+        db = connect(path)
+    except DatabaseUnavailableError as err:
+        logging.getLogger(__name__).error("%s; answering 503 until it is back", err)
+        return False
     try:
         migrate(db)
         destroy_expired(db)
     finally:
         db.conn.close()
+    return True
+
+
+_retention_checked: set[str] = set()
+
+
+def _retention_check_once_the_database_answers() -> None:
+    """The start's retention check, for a server that started without its database: run
+    before this process's first request that finds the database (until then each request
+    raises ``DatabaseUnavailableError``, a 503)."""
+    setting = current_app.config["DATABASE"]
+    if setting not in _retention_checked:
+        destroy_expired(db.get_db())
+        _retention_checked.add(setting)
 
 
 def _relative_redirect(response: Response) -> Response:

@@ -94,6 +94,15 @@ class Cluster:
                 conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
         return self.url(name)
 
+    def rename_database(self, url: str, new_name: str) -> None:
+        """Give the database at ``url`` a new name (nobody may be connected to it)."""
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+
+        name = conninfo_to_dict(url)["dbname"]
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"ALTER DATABASE {name} RENAME TO {new_name}")
+
     def _run(self, program: str, *arguments: str) -> None:
         command = [str(self.binaries / program), *arguments]
         if self.user is not None:
