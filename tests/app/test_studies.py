@@ -290,6 +290,9 @@ def test_invitation_links_are_shown_once_and_work(
     links = re.findall(rf"http://localhost/s/{OWNED}\?invitation=[\w-]+", page)
     assert len(links) == 3 and len(set(links)) == 3
     assert invitation_count(database) == 3
+    assert "Only 3 links: when few people answer at once" in page  # timing: SECURITY.md
+    many = confirm(logged_in, f"/research/surveys/{OWNED}/invite", count="20")
+    assert "when few people answer at once" not in many.get_data(as_text=True)
     stored = {row[0] for row in database.execute("SELECT token_hash FROM invitations")}
     for link in links:
         token = link.rsplit("=", 1)[1]
