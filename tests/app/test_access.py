@@ -120,7 +120,8 @@ def count(database: Database, table: str) -> int:
 
 
 def columns(database: Database, table: str) -> list[str]:
-    return [column[0] for column in database.execute(f"SELECT * FROM {table} LIMIT 0").description]
+    """The columns of a table that holds a row."""
+    return list(next(iter(database.query(f"SELECT * FROM {table}"))))
 
 
 def test_invite_refuses_an_open_survey(runner: FlaskCliRunner) -> None:

@@ -163,15 +163,14 @@ def test_the_wal_stream_does_not_link_responses_to_invitations(
     assert not any("public.invitations" in text for text in answering)
 
     # (a) Every WAL segment, record by record.
-    conn = slot
-    database = int(
-        conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
-    )
+    ((database,),) = slot.execute(
+        "SELECT oid FROM pg_database WHERE datname = current_database()"
+    ).fetchall()
     node = {
-        table: int(conn.execute("SELECT pg_relation_filenode(%s)", [table]).fetchone()[0])
+        table: int(slot.execute("SELECT pg_relation_filenode(%s)", [table]).fetchall()[0][0])
         for table in ("responses", "invitations", "spent_tickets")
     }
-    written = wal_transactions(postgresql_cluster, database)
+    written = wal_transactions(postgresql_cluster, int(database))
     responding = {
         xid: data for xid, (relations, data) in written.items() if node["responses"] in relations
     }

@@ -27,6 +27,9 @@ def start(client: FlaskClient, link: str) -> dict[str, str]:
     path = urlsplit(link).path
     started = client.post(f"{path}/start", data=start_page(client, link))
     assert started.status_code == 303, started.get_data(as_text=True)
+    # The ticket's cookie: the survey's pages only (a query in its path would match none).
+    cookie = started.headers["Set-Cookie"]
+    assert f"Path={path};" in cookie and "HttpOnly" in cookie, cookie
     page = client.get(started.headers["Location"])
     assert page.status_code == 200, page.get_data(as_text=True)
     return hidden_fields(page.get_data(as_text=True))

@@ -13,6 +13,8 @@ answer, and is deleted once the response is stored.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from flask import after_this_request, current_app, request, url_for
 from werkzeug.wrappers import Response
 
@@ -31,7 +33,8 @@ def kept_ticket() -> str | None:
 
 
 def _path(slug: str) -> str:
-    return url_for("respond.survey_form", slug=slug)
+    """The survey's address without a query (``url_for`` may add the page's language)."""
+    return urlsplit(url_for("respond.survey_form", slug=slug)).path
 
 
 def keep_ticket(response: Response, slug: str, ticket: str) -> None:
