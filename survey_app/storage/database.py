@@ -521,6 +521,23 @@ def _shared_rate_counts(db: sqlite_utils.Database) -> None:
     )
 
 
+def _answer_tickets(db: sqlite_utils.Database) -> None:
+    """Invitation links spent for one-time answer tickets (``invitations``): a link's row
+    is deleted when its respondent starts, so ``used`` goes (links already used are
+    deleted now); a response keeps sha256 of the ticket it used in ``spent_tickets``,
+    single use, with no column that could tie it to a link or to the response."""
+    db.executescript(
+        """
+        DELETE FROM invitations WHERE used = 1;
+        ALTER TABLE invitations DROP COLUMN used;
+        CREATE TABLE spent_tickets (
+            ticket_hash TEXT PRIMARY KEY,
+            survey_id INTEGER NOT NULL REFERENCES surveys(id) ON DELETE CASCADE
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -539,6 +556,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _survey_sections,
     _question_conditions,
     _shared_rate_counts,
+    _answer_tickets,
 )
 
 

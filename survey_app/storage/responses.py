@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from survey_app.domain.answers import Report, Stored, from_stored, to_stored
 from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.storage.backends import Database
-from survey_app.storage.database import erase_write_ahead_log, write_transaction
-from survey_app.storage.invitations import release_invitation, use_invitation
+from survey_app.storage.database import write_transaction
+from survey_app.storage.invitations import AnswerTicket, InvitationError, use_ticket
 from survey_app.storage.surveys import Survey
 from survey_app.storage.tallies import add_to_tallies
 
@@ -75,7 +75,7 @@ def record_response(
     survey: Survey,
     reported: Mapping[str, Report | None],
     submission_id: str,
-    invitation: str | None = None,
+    ticket: AnswerTicket | None = None,
     not_applicable: frozenset[str] = frozenset(),
 ) -> StoredResponse:
     """Store one randomized response and add it to the tallies, in one short transaction.
@@ -90,13 +90,11 @@ def record_response(
     Plain SQL on purpose: this is the one write on the hot path, and it must stay as short
     as the lock it holds.
 
-    For a survey by invitation the token is used up first, in a commit of its own that is
-    checkpointed out of the WAL before the response's commit (``invitations``: a copy of
-    the live files must not show the two together); then the response's commit is
-    checkpointed too, so the WAL holds it only briefly. An unusable token raises
-    InvitationError, a WAL that cannot be emptied InvitationBusyError, a survey that is no
-    longer open SurveyNotOpenError, and nothing is stored. If storing fails after the
-    token was used, the token is opened again.
+    For a survey by invitation the response carries the answer ticket its respondent's
+    link was spent for (``invitations``); the ticket's hash is kept as spent in the
+    response's own transaction, so the two are stored together or not at all, and the
+    link is nowhere in it. A missing or used ticket raises InvitationError, a survey that
+    is no longer open SurveyNotOpenError, and nothing is stored.
     """
     if set(reported) != {q.key for q in survey.questions}:
         raise ValueError("a response must list exactly the survey's questions")
@@ -115,22 +113,9 @@ def record_response(
             for q in survey.questions
         }
     )
-    if not survey.by_invitation:
-        return _store(db, survey, stored, submission_id, answers)
-    existing = find_response(db, survey, submission_id)
-    if existing is not None:
-        return existing
-    use_invitation(db, survey, invitation)
-    assert invitation is not None  # use_invitation refuses a missing token
-    try:
-        kept = _store(db, survey, stored, submission_id, answers)
-    except BaseException:
-        release_invitation(db, survey, invitation)
-        raise
-    if kept is not stored:  # the same form, sent at once with another link, got there first
-        release_invitation(db, survey, invitation)
-    erase_write_ahead_log(db)  # failing is harmless: the use left the WAL already
-    return kept
+    if survey.by_invitation and ticket is None:
+        raise InvitationError("this survey needs the invitation link you were sent")
+    return _store(db, survey, stored, submission_id, answers, ticket)
 
 
 def _store(
@@ -139,8 +124,10 @@ def _store(
     stored: StoredResponse,
     submission_id: str,
     answers: str,
+    ticket: AnswerTicket | None,
 ) -> StoredResponse:
-    """The response's own transaction: the survey's count, the row and the tallies.
+    """The response's own transaction: its ticket spent, the survey's count, the row and
+    the tallies.
 
     The count goes first, and only while the survey is open: the status is checked under
     the write lock, so a response cannot land after a close or a destruction committed.
@@ -149,6 +136,8 @@ def _store(
         existing = find_response(db, survey, submission_id)
         if existing is not None:
             return existing
+        if ticket is not None:
+            use_ticket(db, survey, ticket)
         counted = db.execute(
             "UPDATE surveys SET responses = responses + 1 WHERE id = ? AND status = 'open'",
             [survey.id],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -17,8 +18,10 @@ from werkzeug.test import TestResponse
 
 from survey_app import create_app
 from survey_app.storage.accounts import create_researcher
+from survey_app.storage.backends import Database
 from survey_app.web.database_session import get_db
 from tests.support.examples import INVITE_ONLY, SLUG
+from tests.support.invitations import start, start_page
 from tests.support.researchers import PASSWORD, log_in
 from tests.support.respondents import answers, fresh_form, hidden_fields
 
@@ -45,35 +48,37 @@ def test_invitation_link_answers_once(
     app: Flask, invite_only: list[str], database: sqlite_utils.Database
 ) -> None:
     browser = app.test_client()
-    page = browser.get(invite_only[0])
-    assert page.status_code == 200
-    fields = hidden_fields(page.get_data(as_text=True))
-    assert "invitation" in fields
+    start_fields = start_page(browser, invite_only[0])
+    assert start_page(browser, invite_only[0]) == start_fields  # opening spends nothing
+    fields = start(browser, invite_only[0])
+    assert fields["invitation"] not in invite_only[0]  # the form carries a ticket
+    # A reload shows the form again, with the same ticket: the link is spent already.
+    assert (
+        hidden_fields(browser.get("/s/staff-pulse").get_data(as_text=True))["invitation"]
+        == (fields["invitation"])
+    )
     assert submit(browser, "staff-pulse", fields, burnout="y").status_code == 200
-    # The same link from another browser: refused, nothing stored.
+    # The same link from another browser: refused, at the page and at the start.
     other = app.test_client()
     assert other.get(invite_only[0]).status_code == 403
+    spent_again = browser.post("/s/staff-pulse/start", data=start_fields)
+    assert spent_again.status_code == 403 and "answer-ticket" not in str(spent_again.headers)
+    # The same ticket on another form: refused, nothing stored.
     replay = submit(
         other,
         "staff-pulse",
-        {**fresh_form_for(other, invite_only[1]), "invitation": fields["invitation"]},
+        {**start(other, invite_only[1]), "invitation": fields["invitation"]},
         burnout="n",
     )
     assert replay.status_code == 403
     assert "already been used" in replay.get_data(as_text=True)
-    assert database["responses"].count == 1
-    # A different link still works, from the same browser: the token is the rule here.
+    assert count(database, "responses") == 1
+    # A different link still works, from the same browser: the ticket is the rule here.
     assert (
-        submit(
-            browser, "staff-pulse", fresh_form_for(browser, invite_only[1]), burnout="n"
-        ).status_code
+        submit(browser, "staff-pulse", start(browser, invite_only[2]), burnout="n").status_code
         == 200
     )
-    assert database["responses"].count == 2
-
-
-def fresh_form_for(client: FlaskClient, link: str) -> dict[str, str]:
-    return hidden_fields(client.get(link).get_data(as_text=True))
+    assert count(database, "responses") == 2
 
 
 def test_invitation_survey_refuses_without_a_valid_link(
@@ -82,10 +87,13 @@ def test_invitation_survey_refuses_without_a_valid_link(
     browser = app.test_client()
     assert browser.get("/s/staff-pulse").status_code == 403
     assert browser.get("/s/staff-pulse?invitation=" + "A" * 22).status_code == 403
-    fields = fresh_form_for(browser, invite_only[0])
-    del fields["invitation"]
+    fields = start(browser, invite_only[0])
+    ticket = fields.pop("invitation")
     assert submit(browser, "staff-pulse", fields, burnout="y").status_code == 403
-    assert database["responses"].count == 0
+    value, mac = ticket.split(".")
+    forged = f"{value[::-1]}.{mac}"
+    assert submit(browser, "staff-pulse", fields, invitation=forged, burnout="y").status_code == 403
+    assert count(database, "responses") == 0
     assert "staff-pulse" not in browser.get("/").get_data(as_text=True)  # not listed
 
 
@@ -93,14 +101,27 @@ def test_invitations_are_stored_as_hashes_without_a_link_to_responses(
     app: Flask, invite_only: list[str], database: sqlite_utils.Database
 ) -> None:
     browser = app.test_client()
-    fields = fresh_form_for(browser, invite_only[0])
+    fields = start(browser, invite_only[0])
     submit(browser, "staff-pulse", fields, burnout="y")
     tokens = [link.split("invitation=")[1] for link in invite_only]
-    dump = "\n".join(database.conn.iterdump())
-    assert not any(token in dump for token in tokens)
-    assert {c.name for c in database["invitations"].columns} == {"token_hash", "survey_id", "used"}
-    assert [row["used"] for row in database["invitations"].rows].count(1) == 1
-    assert "invitation" not in {c.name for c in database["responses"].columns}
+    tables = ("invitations", "spent_tickets", "responses", "surveys")
+    dump = str([database.execute(f"SELECT * FROM {table}").fetchall() for table in tables])
+    assert not any(token in dump for token in [*tokens, fields["invitation"]])
+    assert columns(database, "invitations") == ["token_hash", "survey_id"]
+    assert count(database, "invitations") == 4  # the spent link is deleted, not marked
+    assert [row[0] for row in database.execute("SELECT ticket_hash FROM spent_tickets")] == [
+        hashlib.sha256(fields["invitation"].encode()).hexdigest()
+    ]
+    assert "invitation" not in columns(database, "responses")
+
+
+def count(database: Database, table: str) -> int:
+    return int(database.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+def columns(database: Database, table: str) -> list[str]:
+    """The columns of a table that holds a row."""
+    return list(next(iter(database.query(f"SELECT * FROM {table}"))))
 
 
 def test_invite_refuses_an_open_survey(runner: FlaskCliRunner) -> None:

@@ -27,6 +27,7 @@ from survey_app.storage.surveys import Question, Survey, store_survey
 from survey_app.web import form_tokens
 from survey_app.web.database_session import get_db
 from survey_app.web.respond import carried_reports, section_steps
+from tests.support.invitations import start
 from tests.support.paths import ROOT
 
 SLUG = "student-health-sections"
@@ -144,9 +145,12 @@ def test_the_other_sections_are_shown_only_where_the_page_would_be(app: Flask) -
     assert 'data-sections="/s/consented-sections/sections?lang=en&amp;agree=yes"' in page
     assert client.get("/s/invited-sections/sections").status_code == 404
     assert client.get("/s/invited-sections/sections?invitation=" + "A" * 43).status_code == 404
-    page = client.get(f"/s/invited-sections?invitation={token}").get_data(as_text=True)
+    start(client, f"/s/invited-sections?invitation={token}")
+    page = client.get("/s/invited-sections").get_data(as_text=True)
     (address,) = re.findall(r'data-sections="([^"]+)"', page)
+    assert "invitation" not in address  # the answer ticket goes in its cookie only
     assert client.get(address.replace("&amp;", "&")).status_code == 200
+    assert app.test_client().get(address.replace("&amp;", "&")).status_code == 404
     assert client.get("/s/campus-health/sections").status_code == 404  # one page
 
 

@@ -27,6 +27,7 @@ from survey_app.web.database_session import get_db
 from survey_app.web.limits import SHARE_RATE_LIMIT
 from survey_app.web.research.studies import MAX_LINKS_AT_ONCE
 from tests.support.examples import EXAMPLE, INVITE_ONLY, SLUG
+from tests.support.invitations import start, start_page
 from tests.support.researchers import PASSWORD, log_in
 from tests.support.respondents import answers, fresh_form, hidden_fields
 
@@ -289,14 +290,17 @@ def test_invitation_links_are_shown_once_and_work(
     links = re.findall(rf"http://localhost/s/{OWNED}\?invitation=[\w-]+", page)
     assert len(links) == 3 and len(set(links)) == 3
     assert invitation_count(database) == 3
+    assert "Only 3 links: when few people answer at once" in page  # timing: SECURITY.md
+    many = confirm(logged_in, f"/research/surveys/{OWNED}/invite", count="20")
+    assert "when few people answer at once" not in many.get_data(as_text=True)
     stored = {row[0] for row in database.execute("SELECT token_hash FROM invitations")}
     for link in links:
         token = link.rsplit("=", 1)[1]
         assert token not in stored and token not in str(stored)  # only hashes are kept
     respondent = studies.test_client()
     path = links[0].removeprefix("http://localhost")
-    form = hidden_fields(respondent.get(path).get_data(as_text=True))
-    assert form.get("invitation") == links[0].rsplit("=", 1)[1]
+    assert start_page(respondent, path)["invitation"] == links[0].rsplit("=", 1)[1]
+    form = start(respondent, path)
     answered = respondent.post(f"/s/{OWNED}", data={**form, "burnout": "y"})
     assert answered.status_code == 200
 

@@ -4,7 +4,9 @@ The operator's path from the README: a definition with ``access: invitation`` im
 ``survey-app import-survey``, links written by ``survey-app invite`` with
 ``SURVEY_APP_BASE_URL`` set to the server's address, then opened as respondents would. The
 database is read on a connection of our own, as an auditor would: one response and one
-used invitation per answered link, and no link stored in a form that would work again.
+spent answer ticket per answered link, and no link stored in a form that would work again.
+Opening a link shows a start page; its button spends the link for an answer ticket, which
+the form carries (``storage/invitations.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import expect
 
+from survey_app.storage.invitations import TICKET_PATTERN
 from tests.support.browser import (
     WORDS,
     LiveServer,
@@ -75,7 +78,7 @@ def token_of(link: str) -> str:
 
 
 def counts(server: LiveServer) -> tuple[int, int]:
-    """(responses, used invitations) for the survey, from the SQLite file."""
+    """(responses, spent answer tickets) for the survey, from the SQLite file."""
     conn = sqlite3.connect(server.db_path)
     try:
         (survey_id,) = conn.execute("SELECT id FROM surveys WHERE slug = ?", [SLUG]).fetchone()
@@ -83,7 +86,7 @@ def counts(server: LiveServer) -> tuple[int, int]:
             "SELECT count(*) FROM responses WHERE survey_id = ?", [survey_id]
         ).fetchone()
         (used,) = conn.execute(
-            "SELECT count(*) FROM invitations WHERE survey_id = ? AND used = 1", [survey_id]
+            "SELECT count(*) FROM spent_tickets WHERE survey_id = ?", [survey_id]
         ).fetchone()
         return int(responses), int(used)
     finally:
@@ -110,11 +113,17 @@ def database_text(server: LiveServer) -> str:
         conn.close()
 
 
-def open_link(page: Any, link: str) -> None:
+def open_link(page: Any, link: str) -> str:
+    """Open the link and start, as its invitee would; the answer ticket the form carries."""
     response = page.goto(link)
     assert response is not None and response.status == 200, link
     expect(page.locator("h1")).to_have_text(TITLE)
     expect(page.locator('form input[name="invitation"]')).to_have_value(token_of(link))
+    page.get_by_role("button", name="Start the survey").click()
+    expect(page.locator("#survey-form")).to_be_visible()
+    ticket = str(page.locator('#survey-form input[name="invitation"]').input_value())
+    assert TICKET_PATTERN.fullmatch(ticket) and token_of(link) not in ticket
+    return ticket
 
 
 def expect_refused(page: Any, url: str) -> None:
@@ -131,8 +140,8 @@ def test_a_link_answers_once_with_javascript(
     before = counts(live_server)
     page = new_context().new_page()
     page.add_init_script(coin_stub(0x01))  # every first coin randomizes, every second says no
+    ticket = open_link(page, link)
     log = watch(page)
-    open_link(page, link)
     answer(page, ALL_YES)
     assert submit(page).status == 200
     expect(page.locator("h1")).to_have_text("Thank you")
@@ -141,18 +150,18 @@ def test_a_link_answers_once_with_javascript(
     url, fields = one_post(log)
     assert urlsplit(url).path == f"/s/{SLUG}"
     assert set(fields) == CONTROL_FIELDS | {"randomized", *KEYS}
-    assert fields["invitation"] == token_of(link)
+    assert fields["invitation"] == ticket
     assert fields["randomized"] == "client"
     sent = {key: WORDS[fields[key]] for key in KEYS}  # "y"/"n" on the wire
     assert sent == dict.fromkeys(KEYS, "no"), "the coins said no, the page sent the truth"
     assert stored_answers(live_server, fields["submission_id"]) == sent
     assert log.console_errors == [] and log.page_errors == []
 
-    # One more response and one more used link (from a fresh survey: exactly one of each).
+    # One more response and one more spent ticket (from a fresh survey: exactly one of each).
     assert counts(live_server) == (before[0] + 1, before[1] + 1)
     # Only hashes of the links are kept: the token itself is nowhere in the database.
     dump = database_text(live_server)
-    assert all(token_of(each) not in dump for each in links)
+    assert all(token_of(each) not in dump for each in links) and ticket not in dump
 
     # The used link, opened again in a browser that never saw it: refused, nothing stored.
     expect_refused(new_context().new_page(), link)
@@ -165,8 +174,8 @@ def test_a_link_answers_without_javascript_and_the_server_randomizes(
     link = links[1]
     before = counts(live_server)
     page = new_context(java_script_enabled=False).new_page()
+    ticket = open_link(page, link)
     log = watch(page)
-    open_link(page, link)
     answer(page, ALL_YES)
     assert submit(page).status == 200
     expect(page.locator("h1")).to_have_text("Thank you")
@@ -174,7 +183,7 @@ def test_a_link_answers_without_javascript_and_the_server_randomizes(
 
     _, fields = one_post(log)
     assert set(fields) == CONTROL_FIELDS | set(KEYS)
-    assert fields["invitation"] == token_of(link)
+    assert fields["invitation"] == ticket
     assert shown_answers(page) == stored_answers(live_server, fields["submission_id"])
     assert counts(live_server) == (before[0] + 1, before[1] + 1)
 

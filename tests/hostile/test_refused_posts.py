@@ -2,7 +2,7 @@
 
 A POST refused before its view runs (no CSRF token, a body over the size limit) or by the
 form's validation answers by the GET's rules: the questions only for a survey that takes
-answers, with an open invitation if it is by invitation, after consent (the posted
+answers, with an unused answer ticket if it is by invitation, after consent (the posted
 ``agreed``, as the GET's ``agree=yes``); a draft answers exactly as an address where no
 survey exists. Each survey here has questions and options no other page shows.
 """
@@ -21,6 +21,7 @@ from survey_app.storage.invitations import create_invitations
 from survey_app.storage.surveys import get_survey, store_survey
 from survey_app.web.database_session import get_db
 from tests.support.hostile import HUGE
+from tests.support.invitations import start
 from tests.support.researchers import log_in
 from tests.support.respondents import fresh_form
 
@@ -128,11 +129,11 @@ def test_a_valid_token_and_a_bad_form_show_no_more_than_the_get(
 def test_a_refused_post_shows_the_form_where_the_get_would(
     surveys: Flask, client: FlaskClient
 ) -> None:
-    """An open invitation, or a form posted after agreeing: the form again, empty, with a
-    fresh form token (a respondent whose page expired answers again)."""
-    link = invitation(surveys)
+    """An unused answer ticket, or a form posted after agreeing: the form again, empty,
+    with a fresh form token (a respondent whose page expired answers again)."""
+    ticket = start(client, f"/s/{INVITED}?invitation={invitation(surveys)}")["invitation"]
     for response, carried in [
-        (without_token(client, INVITED, invitation=link), link),
+        (without_token(client, INVITED, invitation=ticket), ticket),
         (without_token(client, CONSENT, agreed="yes"), None),
     ]:
         page = response.get_data(as_text=True)

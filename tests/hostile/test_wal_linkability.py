@@ -1,11 +1,15 @@
-"""A copy of the live database files must not tie an invitation response to its link.
+"""A copy of the live SQLite files must not tie an invitation response to its link.
+
+(PostgreSQL's WAL stream, which nothing erases: ``test_wal_stream_linkability.py``.)
 
 The attack from the security review: copy ``survey.db``, ``survey.db-wal`` and
 ``survey.db-shm`` from the running server, replay the WAL commit by commit (the WAL keeps
 every commit's pages in commit order until a checkpoint), and watch which invitation row
-turns used and which response row appears in the same or the next commit. With the links
-file (whose tokens the attacker hashes) that names the invitee behind each response. It
-tied 10 of 10 when the link was used up in the response's own commit.
+turns used (now: is deleted) and which response row appears in the same or the next
+commit. With the links file (whose tokens the attacker hashes) that names the invitee
+behind each response. It tied 10 of 10 when the link was used up in the response's own
+commit. Now a link is spent for an answer ticket when its respondent starts
+(``storage/invitations.py``), and that commit is erased from the WAL at once.
 
 Here the files are copied at every moment the app's connection starts a statement (so
 right after every commit, before anything that follows it, checkpoints included) and
@@ -22,7 +26,6 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient
 
 from survey_app.domain.definitions import load_definition
 from survey_app.domain.survey_model import SurveyDefinition
@@ -30,7 +33,7 @@ from survey_app.storage.invitations import create_invitations
 from survey_app.storage.surveys import get_survey, store_survey
 from survey_app.web.database_session import get_db
 from tests.support.examples import INVITE_ONLY
-from tests.support.respondents import hidden_fields
+from tests.support.invitations import start
 
 INVITATIONS = 10
 
@@ -82,7 +85,7 @@ def wal_commits(wal: bytes) -> list[list[tuple[int, bytes]]]:
 
 @dataclass(frozen=True)
 class State:
-    used: frozenset[str]  # token hashes marked used
+    links: frozenset[str]  # token hashes of the links not spent yet
     responses: frozenset[str]  # submission ids
 
 
@@ -96,11 +99,11 @@ def read_state(image: bytes, scratch: Path) -> State:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         if not {"invitations", "responses"} <= tables:
             return State(frozenset(), frozenset())  # all of it still in the WAL
-        used = {row[0] for row in conn.execute("SELECT token_hash FROM invitations WHERE used")}
+        links = {row[0] for row in conn.execute("SELECT token_hash FROM invitations")}
         responses = {row[0] for row in conn.execute("SELECT submission_id FROM responses")}
     finally:
         conn.close()
-    return State(frozenset(used), frozenset(responses))
+    return State(frozenset(links), frozenset(responses))
 
 
 def replay(copy: Copy, scratch: Path) -> list[State]:
@@ -124,16 +127,16 @@ def replay(copy: Copy, scratch: Path) -> list[State]:
 def attribute(states: list[State]) -> tuple[dict[str, str], set[tuple[str, str]]]:
     """The attacker's guesses from one copy, and every (link, response) it shows together.
 
-    Guess: a response that appears is the link used in the same commit, or else the link
-    used most recently before it in this copy that no response has taken yet. "Shown
-    together": a link's use and a response both appear within the copy's WAL.
+    Guess: a response that appears is the link spent in the same commit, or else the link
+    spent most recently before it in this copy that no response has taken yet. "Shown
+    together": a link's spending and a response both appear within the copy's WAL.
     """
     guesses: dict[str, str] = {}
     waiting: list[str] = []
     used_in_wal: set[str] = set()
     stored_in_wal: set[str] = set()
     for before, after in zip(states, states[1:], strict=False):
-        newly_used = sorted(after.used - before.used)
+        newly_used = sorted(before.links - after.links)
         waiting += newly_used
         used_in_wal |= set(newly_used)
         for response in sorted(after.responses - before.responses):
@@ -150,6 +153,7 @@ def load_definition_text(text: str, tmp_path: Path) -> SurveyDefinition:
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only
 def test_a_copy_of_the_live_files_does_not_link_responses_to_invitations(
     app: Flask, tmp_path: Path
 ) -> None:
@@ -170,9 +174,7 @@ def test_a_copy_of_the_live_files_does_not_link_responses_to_invitations(
         connection.set_trace_callback(lambda _statement: copies.append(copy_live_files(path)))
         try:
             for token in links:
-                page = client.get(f"/s/staff-pulse?invitation={token}")
-                assert page.status_code == 200
-                fields = hidden_fields(page.get_data(as_text=True))
+                fields = start(client, f"/s/staff-pulse?invitation={token}")
                 answered = client.post("/s/staff-pulse", data={**fields, "burnout": "y"})
                 assert answered.status_code == 200, answered.get_data(as_text=True)
                 truth[fields["submission_id"].split(".")[0]] = token
@@ -199,50 +201,13 @@ def test_a_copy_of_the_live_files_does_not_link_responses_to_invitations(
     assert len(correct) <= 1, f"the replay tied {len(correct)} of {INVITATIONS} responses"
 
 
-@pytest.fixture
-def invited(app: Flask, tmp_path: Path) -> tuple[str, FlaskClient, dict[str, str]]:
-    """One invitation link to the invitation-only survey: (token, a client, its form)."""
+@pytest.mark.sqlite_only
+def test_the_wal_is_empty_once_a_link_is_spent(app: Flask, tmp_path: Path) -> None:
+    """After a respondent starts, nothing of the link's spending is left in the WAL."""
     with app.app_context():
         store_survey(get_db(), load_definition_text(INVITE_ONLY, tmp_path))
         survey = get_survey(get_db(), "staff-pulse")
         assert survey is not None
         (token,) = create_invitations(get_db(), survey, 1)
-    client = app.test_client()
-    fields = hidden_fields(client.get(f"/s/staff-pulse?invitation={token}").get_data(as_text=True))
-    return token, client, fields
-
-
-def test_the_wal_is_empty_between_invitation_responses(
-    app: Flask, invited: tuple[str, FlaskClient, dict[str, str]]
-) -> None:
-    """After a response by invitation, nothing of it is left in the WAL file."""
-    path = Path(app.config["DATABASE"])
-    _token, client, fields = invited
-    assert client.post("/s/staff-pulse", data={**fields, "burnout": "n"}).status_code == 200
-    assert Path(f"{path}-wal").stat().st_size == 0
-
-
-def test_a_wal_that_cannot_be_emptied_stores_nothing_and_keeps_the_link(
-    app: Flask,
-    invited: tuple[str, FlaskClient, dict[str, str]],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A long read (an export) can keep the checkpoint from emptying the WAL; storing the
-    response then would put it right behind the link's use. So nothing is stored, the use
-    is undone and the respondent is asked to send again."""
-    from survey_app.storage import invitations
-
-    token, client, fields = invited
-    monkeypatch.setattr(invitations, "erase_write_ahead_log", lambda db: False)
-    busy = client.post("/s/staff-pulse", data={**fields, "burnout": "y"})
-    assert busy.status_code == 503
-    assert "Nothing was stored" in busy.get_data(as_text=True)
-    database = sqlite3.connect(app.config["DATABASE"])
-    assert database.execute("SELECT count(*) FROM responses").fetchone()[0] == 0
-    assert database.execute("SELECT used FROM invitations").fetchall() == [(0,)]
-    monkeypatch.undo()
-    again = hidden_fields(busy.get_data(as_text=True))  # the form again, with the link
-    assert again["invitation"] == token
-    assert client.post("/s/staff-pulse", data={**again, "burnout": "y"}).status_code == 200
-    assert database.execute("SELECT used FROM invitations").fetchall() == [(1,)]
-    database.close()
+    start(app.test_client(), f"/s/staff-pulse?invitation={token}")
+    assert Path(f"{app.config['DATABASE']}-wal").stat().st_size == 0

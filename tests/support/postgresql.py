@@ -58,7 +58,11 @@ class Cluster:
             "--locale=C", "--no-sync", "--no-instructions",
         )  # fmt: skip
         # fsync off: a test cluster is thrown away; it changes durability, not behaviour.
-        options = f"-c listen_addresses='' -c unix_socket_directories={self.folder} -c fsync=off"
+        # wal_level logical: the invitation replay test reads a logical decoding slot.
+        options = (
+            f"-c listen_addresses='' -c unix_socket_directories={self.folder} -c fsync=off"
+            " -c wal_level=logical"
+        )
         self._run(
             "pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-w", "-o", options,
             "start",

@@ -49,7 +49,7 @@ from survey_app.domain.answers import (
 from survey_app.domain.display_logic import condition_questions, not_applicable
 from survey_app.domain.survey_limits import LARGEST_REPORT
 from survey_app.privacy.wire import ReportFormat
-from survey_app.storage.invitations import TOKEN_PATTERN
+from survey_app.storage.invitations import TICKET_PATTERN
 from survey_app.storage.surveys import Question, Survey
 from survey_app.web.form_tokens import (
     DEFAULT_MAX_AGE_HOURS,
@@ -254,7 +254,7 @@ def build_response_form(
                 validators=[
                     Optional(),
                     Regexp(
-                        rf"^{TOKEN_PATTERN.pattern}\Z", message=_("The invitation is malformed.")
+                        rf"^{TICKET_PATTERN.pattern}\Z", message=_("The invitation is malformed.")
                     ),
                 ]
             ),

@@ -10,14 +10,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.wrappers import Response as Redirect
 from wtforms.form import BaseForm
 
 from survey_app.domain.answers import randomize_response
 from survey_app.domain.display_order import display_parts
-from survey_app.storage.invitations import InvitationBusyError, InvitationError, invitation_is_open
+from survey_app.storage.invitations import (
+    InvitationError,
+    invitation_is_open,
+    read_ticket,
+    spend_invitation,
+    ticket_is_open,
+)
 from survey_app.storage.responses import (
     SubmissionConflictError,
     SurveyNotOpenError,
@@ -49,11 +65,17 @@ from survey_app.web.respond.scripts import script_addresses, script_response, st
 from survey_app.web.respond.section_steps import (
     SectionPage,
     first_page,
-    posted_invitation,
+    posted_ticket,
     posts_a_section,
     section_step,
 )
 from survey_app.web.respond.tick_fields import joined_ticks
+from survey_app.web.respond.ticket_cookie import (
+    forget_ticket,
+    keep_ticket,
+    kept_ticket,
+    secret_keys,
+)
 from survey_app.web.respond.wording import UNAVAILABLE
 
 bp = Blueprint("respond", __name__)
@@ -107,19 +129,22 @@ class Refusal:
 
 def _survey_page(
     survey: Survey,
-    invitation: str | None,
+    ticket: str | None,
     agreed: bool,
     refusal: Refusal | None = None,
     section: SectionPage | None = None,
+    link: str | None = None,
 ) -> tuple[str, int]:
     """The page this survey shows a respondent now: the form, or why not.
 
     The one place that decides whether the questions may be shown, for the GET and for
     every refused POST alike, so a refused POST never shows more than the GET would: a
-    survey that takes no answers says so; one by invitation needs an open invitation;
-    a browser that answered is told so; consent comes before the questions (``agreed``:
-    the GET's ``agree=yes``, or the ``agreed`` field the form carries only once the
-    person has agreed). A refusal is said on the form, which comes back empty.
+    survey that takes no answers says so; one by invitation needs an unused answer
+    ticket (``ticket``: the form's, or the one this browser keeps), else an open link
+    (``link``: the GET's ``invitation``) gets the page that spends it; a browser that
+    answered is told so; consent comes before the questions (``agreed``: the GET's
+    ``agree=yes``, or the ``agreed`` field the form carries only once the person has
+    agreed). A refusal is said on the form, which comes back empty.
 
     A sectioned survey's page holds its first section (``section`` None: a fresh form,
     with or without JavaScript) and the address of the others, which ``sections.js``
@@ -128,7 +153,7 @@ def _survey_page(
     (``section_steps``), which loads no script.
     """
     status = refusal.status if refusal else 200
-    withheld = _withheld(survey, invitation, agreed, status)
+    withheld = _withheld(survey, ticket, agreed, status, link)
     if withheld:
         return withheld
     token = section.submission_id if section else new_form_token(survey)
@@ -144,10 +169,10 @@ def _survey_page(
         submission_id=token,
         shown_section=section.section if section else None,
         sections_in_page=[section.section if section else 0],
-        other_sections=_other_sections_address(survey, invitation) if not section else None,
+        other_sections=_other_sections_address(survey) if not section else None,
         carried=carried.carried if carried else None,
         shown_parts=display_parts(survey.parts, survey.part_orders),
-        invitation=invitation if survey.by_invitation else None,
+        invitation=ticket if survey.by_invitation else None,
         problems=refusal.problems if refusal else [],
         field_errors=refusal.field_errors if refusal else {},
     )
@@ -155,25 +180,34 @@ def _survey_page(
 
 
 def _withheld(
-    survey: Survey, invitation: str | None, agreed: bool, status: int = 200
+    survey: Survey,
+    ticket: str | None,
+    agreed: bool,
+    status: int = 200,
+    link: str | None = None,
 ) -> tuple[str, int] | None:
     """The page shown instead of the questions, if they may not be shown now (see
     ``_survey_page``); None when they may."""
     if not survey.accepts_responses:
         return _unavailable(survey.status)
-    if survey.by_invitation and not invitation_is_open(get_db(), survey, invitation):
+    if survey.by_invitation and not ticket_is_open(get_db(), survey, ticket, secret_keys()):
+        if invitation_is_open(get_db(), survey, link):
+            # The link is spent by the POST this page makes, never by this GET: mail
+            # scanners open links. The consent, if any, is agreed to by that same button.
+            return _render("respond/consent.html", survey, invitation=link), status
         return _unavailable("invitation")
     if not survey.by_invitation and has_answered(survey.slug):
         return _render("respond/already_answered.html", survey), status
     if survey.consent and not agreed:
         # The consent step is a plain link: agreeing stores nothing, not even a cookie.
-        return _render("respond/consent.html", survey, invitation=invitation), status
+        return _render("respond/consent.html", survey), status
     return None
 
 
-def _other_sections_address(survey: Survey, invitation: str | None) -> str | None:
+def _other_sections_address(survey: Survey) -> str | None:
     """Where ``sections.js`` fetches a sectioned survey's other sections, with what the
-    page itself was shown for (its language, the consent given, the invitation)."""
+    page itself was shown for (its language, the consent given; an answer ticket goes in
+    its cookie, ``ticket_cookie``, never in an address)."""
     if len(survey.sections) < 2:
         return None
     return url_for(
@@ -181,7 +215,6 @@ def _other_sections_address(survey: Survey, invitation: str | None) -> str | Non
         slug=survey.slug,
         lang=current_language(),
         agree="yes" if survey.consent else None,
-        invitation=invitation if survey.by_invitation else None,
     )
 
 
@@ -223,7 +256,31 @@ def stylesheet() -> Response:
 def survey_form(slug: str) -> tuple[str, int]:
     survey = _survey_or_404(slug)
     agreed = request.args.get("agree") == "yes"
-    return _survey_page(survey, request.args.get("invitation"), agreed)
+    return _survey_page(survey, kept_ticket(), agreed, link=request.args.get("invitation"))
+
+
+@bp.post("/s/<slug>/start")
+@limit_submissions
+def start(slug: str) -> Redirect | tuple[str, int]:
+    """Spend an invitation link for an answer ticket (``storage/invitations.py``), kept in
+    this browser (``ticket_cookie``), and show the questions by a fresh GET, so that a
+    reload asks again for the page, not for the link to be spent twice."""
+    survey = _survey_or_404(slug)
+    if not survey.accepts_responses:
+        return _unavailable(survey.status)
+    if not survey.by_invitation:
+        abort(404)
+    try:
+        ticket = spend_invitation(
+            get_db(), survey, request.form.get("invitation"), secret_keys()[-1]
+        )
+    except InvitationError:
+        return _unavailable("invitation")
+    agree = "yes" if survey.consent else None
+    questions = url_for("respond.survey_form", slug=slug, lang=current_language(), agree=agree)
+    response = redirect(questions, 303)
+    keep_ticket(response, survey.slug, ticket)
+    return response
 
 
 @bp.get("/s/<slug>/sections")
@@ -234,7 +291,7 @@ def other_sections(slug: str) -> tuple[str, int]:
     respondent page's, stays out of the access log (``respondent_query``)."""
     survey = _survey_or_404(slug)
     agreed = request.args.get("agree") == "yes"
-    if len(survey.sections) < 2 or _withheld(survey, request.args.get("invitation"), agreed):
+    if len(survey.sections) < 2 or _withheld(survey, kept_ticket(), agreed):
         abort(404)
     page = _render(
         "respond/other_sections.html",
@@ -263,9 +320,8 @@ def submit(slug: str) -> tuple[str, int]:
             if step.status == 200:
                 carried_on()
             refusal = Refusal(step.problems, step.field_errors, step.status)
-            invitation = posted_invitation(posted)
             agreed = posted.get("agreed") == "yes"
-            return _survey_page(survey, invitation, agreed, refusal, step.page)
+            return _survey_page(survey, posted_ticket(posted), agreed, refusal, step.page)
         form, reported, randomized_by = step.form, step.reports, "server"
         hidden = step.not_applicable
     else:
@@ -273,14 +329,16 @@ def submit(slug: str) -> tuple[str, int]:
         form = build_response_form(survey, posted, hidden)
         problems = form_problems(survey, posted)
         if problems or not form.validate():
-            invitation = form["invitation"].data if not form["invitation"].errors else None
+            ticket = form["invitation"].data if not form["invitation"].errors else None
             agreed = form["agreed"].data == "yes"
-            return _survey_page(survey, invitation, agreed, Refusal(problems, form.errors))
+            return _survey_page(survey, ticket, agreed, Refusal(problems, form.errors))
         reported, randomized_by = _reported_answers(survey, form, hidden)
     agreed = form["agreed"].data == "yes"
     db = get_db()
     submission_id = stored_submission_id(form)
+    ticket = form["invitation"].data
     try:
+        answer_ticket = read_ticket(survey, ticket, secret_keys()) if survey.by_invitation else None
         stored = find_response(db, survey, submission_id)
         if stored is None:
             if not survey.by_invitation and has_answered(survey.slug):
@@ -290,25 +348,21 @@ def submit(slug: str) -> tuple[str, int]:
                 survey,
                 reported,
                 submission_id,
-                invitation=form["invitation"].data,
+                ticket=answer_ticket,
                 not_applicable=hidden,
             )
             burst_monitor(current_app).record(survey.id)
             if not survey.by_invitation:
                 mark_answered(survey.slug)
+        if survey.by_invitation:
+            forget_ticket(survey.slug)
     except SubmissionConflictError:
         conflict = Refusal([_("The form does not belong to this survey.")])
-        return _survey_page(survey, form["invitation"].data, agreed, conflict)
+        return _survey_page(survey, ticket, agreed, conflict)
     except InvitationError:
         return _unavailable("invitation")
     except SurveyNotOpenError:
         return _unavailable("closed")
-    except InvitationBusyError:
-        busy = _(
-            "The survey was too busy to store your answers safely. Your link still works: "
-            "please wait a moment before sending them."
-        )
-        return _survey_page(survey, form["invitation"].data, agreed, Refusal([busy], status=503))
     page = _render("respond/thanks.html", survey, stored=stored, randomized_by=randomized_by)
     return page, 200
 

@@ -33,7 +33,7 @@ from wtforms.form import BaseForm
 from survey_app.domain.answers import Report, from_stored, randomize_response, to_stored
 from survey_app.domain.display_logic import NOT_APPLICABLE, condition_questions
 from survey_app.privacy.wire import Stored
-from survey_app.storage.invitations import TOKEN_PATTERN
+from survey_app.storage.invitations import TICKET_PATTERN
 from survey_app.storage.surveys import Survey
 from survey_app.web.form_tokens import ExpiredFormToken, FormTokenError, random_part
 from survey_app.web.i18n import gettext as _
@@ -98,10 +98,11 @@ def first_page(survey: Survey, token: str) -> SectionPage:
     return SectionPage(0, token, carry(survey, random_part(token), Carried(0, {})))
 
 
-def posted_invitation(posted: MultiDict[str, str]) -> str | None:
-    """The invitation a section's page carries, if it is one's shape."""
-    invitation = posted.get("invitation")
-    return invitation if invitation and TOKEN_PATTERN.fullmatch(invitation) else None
+def posted_ticket(posted: MultiDict[str, str]) -> str | None:
+    """The answer ticket a section's page carries (its ``invitation`` field), if it is
+    one's shape."""
+    ticket = posted.get("invitation")
+    return ticket if ticket and TICKET_PATTERN.fullmatch(ticket) else None
 
 
 def section_step(survey: Survey, posted: MultiDict[str, str]) -> SectionStep:
