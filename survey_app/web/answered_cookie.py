@@ -35,15 +35,11 @@ from flask.sessions import SecureCookieSessionInterface
 from itsdangerous import BadSignature, Signer, URLSafeTimedSerializer
 from werkzeug.wrappers import Response
 
+from survey_app.web.signing_keys import signing_keys
+
 PREFIX = "answered-"
 LEGACY_COOKIE = "answered"  # one signed list of every slug answered, kept a year
 LEGACY_SESSION_KEY = "answered"  # before that, the same list inside the Flask session
-
-
-def _keys() -> list[bytes]:
-    """Earlier secret keys first, the current one last (Flask's order)."""
-    keys = [*(current_app.config.get("SECRET_KEY_FALLBACKS") or []), current_app.secret_key]
-    return [key.encode() if isinstance(key, str) else bytes(key or b"") for key in keys]
 
 
 def _name(slug: str, key: bytes) -> str:
@@ -53,11 +49,11 @@ def _name(slug: str, key: bytes) -> str:
 
 def record_name(slug: str) -> str:
     """The cookie name of the record for ``slug`` under the current key."""
-    return _name(slug, _keys()[-1])
+    return _name(slug, signing_keys()[-1])
 
 
 def _signer() -> Signer:
-    return Signer(_keys(), salt="answered-survey record", digest_method=hashlib.sha256)
+    return Signer(signing_keys(), salt="answered-survey record", digest_method=hashlib.sha256)
 
 
 def _is_valid(name: str) -> bool:
@@ -67,7 +63,7 @@ def _is_valid(name: str) -> bool:
 
 def has_answered(slug: str) -> bool:
     """Whether this browser holds a record of answering the survey ``slug``."""
-    return any(_is_valid(_name(slug, key)) for key in _keys()) or slug in _legacy_slugs()
+    return any(_is_valid(_name(slug, key)) for key in signing_keys()) or slug in _legacy_slugs()
 
 
 def mark_answered(slug: str) -> None:
@@ -90,7 +86,7 @@ def forget_finished_surveys(open_slugs: Iterable[str]) -> None:
     present = [name for name in request.cookies if name.startswith(PREFIX)]
     legacy = _legacy_slugs()
     still_open = set(open_slugs)
-    kept = {_name(slug, key) for slug in still_open for key in _keys()}
+    kept = {_name(slug, key) for slug in still_open for key in signing_keys()}
     pending = _pending()
     pending["delete"].update(name for name in present if name not in kept or not _is_valid(name))
     pending["set"].update(
@@ -119,7 +115,7 @@ def _legacy_cookie_slugs() -> list[str]:
     raw = request.cookies.get(LEGACY_COOKIE)
     if not raw:
         return []
-    serializer = URLSafeTimedSerializer(_keys(), salt="answered-surveys")
+    serializer = URLSafeTimedSerializer(signing_keys(), salt="answered-surveys")
     try:
         return _slug_list(serializer.loads(raw))
     except BadSignature:

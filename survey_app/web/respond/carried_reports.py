@@ -36,6 +36,7 @@ from survey_app.domain.survey_limits import LARGEST_REPORT
 from survey_app.privacy.wire import Stored
 from survey_app.storage.surveys import Question, Survey
 from survey_app.web import form_tokens
+from survey_app.web.signing_keys import signing_keys
 
 SALT = "survey-app reports carried between the sections of a survey"
 #: The hidden field's name: not a question key (those have no hyphen).
@@ -88,11 +89,6 @@ def _serializer(secret_keys: Sequence[str | bytes]) -> _Uncompressed:
     )
 
 
-def _secret_keys() -> list[str | bytes]:
-    """Earlier keys first, the current one last, as the form tokens are signed."""
-    return [*(current_app.config.get("SECRET_KEY_FALLBACKS") or []), current_app.secret_key]
-
-
 def carry(survey: Survey, submission_id: str, carried: Carried) -> str:
     """The signed field for the page of section ``carried.section`` of the form whose
     submission id is ``submission_id``, padded to that section's one length."""
@@ -108,7 +104,7 @@ def carry(survey: Survey, submission_id: str, carried: Carried) -> str:
     if unpadded > target:  # a report longer than _longest_stored allows: never send it
         raise ValueError("a carried report is longer than its question's longest")
     payload["pad"] = " " * (target - unpadded)
-    return str(_serializer(_secret_keys()).dumps(payload))
+    return str(_serializer(signing_keys()).dumps(payload))
 
 
 def carried_from(survey: Survey, submission_id: str, text: str) -> Carried:
@@ -116,7 +112,7 @@ def carried_from(survey: Survey, submission_id: str, text: str) -> Carried:
     this survey and this form, for one of its sections; CarriedReportsError otherwise."""
     hours = int(current_app.config["SECTION_MAX_AGE_HOURS"])
     try:
-        payload = _serializer(_secret_keys()).loads(text, max_age=hours * 3600)
+        payload = _serializer(signing_keys()).loads(text, max_age=hours * 3600)
     except SignatureExpired as err:
         raise ExpiredCarriedReports("expired") from err
     except BadSignature as err:

@@ -28,7 +28,7 @@ values (``07``, ``-042``) and the plain ones of a JS browser without crypto both
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from flask import current_app
 from werkzeug.datastructures import MultiDict
@@ -61,6 +61,7 @@ from survey_app.web.form_tokens import (
 )
 from survey_app.web.i18n import format_decimal, ngettext
 from survey_app.web.i18n import gettext as _
+from survey_app.web.signing_keys import signing_keys
 
 YES_NO = [YES, NO]
 # Fields the form carries besides the answers; anything else in a POST is refused.
@@ -69,21 +70,16 @@ CONTROL_FIELDS = frozenset(
 )
 
 
-def _secret_keys() -> Sequence[str | bytes]:
-    """The keys a form token may be signed with: earlier ones first, the current one last."""
-    return [*(current_app.config.get("SECRET_KEY_FALLBACKS") or []), current_app.secret_key]
-
-
 def new_form_token(survey: Survey) -> str:
     """The ``submission_id`` for one rendering of the survey's form: a fresh form token."""
-    return issue_form_token(_secret_keys(), survey.slug)
+    return issue_form_token(signing_keys(), survey.slug)
 
 
 def checked_submission_id(survey: Survey, token: str) -> str:
     """The submission id of a form token issued for ``survey`` within its lifetime
     (``FORM_MAX_AGE_HOURS``); FormTokenError (ExpiredFormToken) otherwise."""
     max_age = current_app.config.get("FORM_MAX_AGE_HOURS", DEFAULT_MAX_AGE_HOURS)
-    return submission_id_from(_secret_keys(), survey.slug, token, max_age)
+    return submission_id_from(signing_keys(), survey.slug, token, max_age)
 
 
 def stored_submission_id(form: BaseForm) -> str:

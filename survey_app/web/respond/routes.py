@@ -74,9 +74,9 @@ from survey_app.web.respond.ticket_cookie import (
     forget_ticket,
     keep_ticket,
     kept_ticket,
-    secret_keys,
 )
 from survey_app.web.respond.wording import UNAVAILABLE
+from survey_app.web.signing_keys import signing_keys
 
 bp = Blueprint("respond", __name__)
 
@@ -190,7 +190,7 @@ def _withheld(
     ``_survey_page``); None when they may."""
     if not survey.accepts_responses:
         return _unavailable(survey.status)
-    if survey.by_invitation and not ticket_is_open(get_db(), survey, ticket, secret_keys()):
+    if survey.by_invitation and not ticket_is_open(get_db(), survey, ticket, signing_keys()):
         if invitation_is_open(get_db(), survey, link):
             # The link is spent by the POST this page makes, never by this GET: mail
             # scanners open links. The consent, if any, is agreed to by that same button.
@@ -272,7 +272,7 @@ def start(slug: str) -> Redirect | tuple[str, int]:
         abort(404)
     try:
         ticket = spend_invitation(
-            get_db(), survey, request.form.get("invitation"), secret_keys()[-1]
+            get_db(), survey, request.form.get("invitation"), signing_keys()[-1]
         )
     except InvitationError:
         return _unavailable("invitation")
@@ -338,7 +338,9 @@ def submit(slug: str) -> tuple[str, int]:
     submission_id = stored_submission_id(form)
     ticket = form["invitation"].data
     try:
-        answer_ticket = read_ticket(survey, ticket, secret_keys()) if survey.by_invitation else None
+        answer_ticket = (
+            read_ticket(survey, ticket, signing_keys()) if survey.by_invitation else None
+        )
         stored = find_response(db, survey, submission_id)
         if stored is None:
             if not survey.by_invitation and has_answered(survey.slug):

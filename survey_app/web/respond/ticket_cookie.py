@@ -21,12 +21,6 @@ from werkzeug.wrappers import Response
 COOKIE = "answer-ticket"
 
 
-def secret_keys() -> list[bytes]:
-    """The keys a ticket may be signed with: earlier secret keys, then the current one."""
-    keys = [*(current_app.config.get("SECRET_KEY_FALLBACKS") or []), current_app.secret_key]
-    return [key.encode() if isinstance(key, str) else bytes(key or b"") for key in keys]
-
-
 def kept_ticket() -> str | None:
     """The ticket this browser keeps for the survey whose page this is, if any."""
     return request.cookies.get(COOKIE)
