@@ -543,7 +543,7 @@ def run_three_nodes(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Three nodes on PostgreSQL; SIGKILL one at 25 %, restart PostgreSQL at 50 %, bring
     the killed node back (same port) at 75 % if asked."""
     postgres = PostgresServer().create()
-    events: list[str] = []
+    events: list[tuple[float, int, str]] = []  # seconds into the run, acknowledged, what
     try:
         survey_app(postgres.url, "init-db")
         slug = survey_app(postgres.url, "import-survey", str(loadlib.EXAMPLE_SURVEY)).split()[-1]
@@ -558,9 +558,7 @@ def run_three_nodes(work: Path, args: argparse.Namespace) -> dict[str, Any]:
             while load.acknowledged < fraction * args.responses and thread.is_alive():
                 time.sleep(0.01)
             action()
-            events.append(
-                f"{time.monotonic() - started:.1f} s, {load.acknowledged} acknowledged: {what}"
-            )
+            events.append((time.monotonic() - started, load.acknowledged, what))
 
         try:
             thread.start()
@@ -581,12 +579,28 @@ def run_three_nodes(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         return {
             "backend": backend,
             **load.summary(),
-            "events": events,
+            "events": [f"{t:.1f} s, {n} acknowledged: {what}" for t, n, what in events],
+            "phases": phases(events, load.seconds, load.acknowledged),
             "checks": checks.items,
             "ok": checks.ok,
         }
     finally:
         postgres.remove()
+
+
+def phases(
+    events: Sequence[tuple[float, int, str]], seconds: float, total: int
+) -> list[dict[str, Any]]:
+    """Responses per second between one event and the next (from the start, to the end)."""
+    marks = [(0.0, 0, "start"), *events, (seconds, total, "end")]
+    return [
+        {
+            "after": what,
+            "seconds": round(t1 - t0, 1),
+            "responses_per_second": round((n1 - n0) / (t1 - t0), 1) if t1 > t0 else None,
+        }
+        for (t0, n0, what), (t1, n1, _next) in zip(marks, marks[1:], strict=False)
+    ]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
