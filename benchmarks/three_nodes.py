@@ -23,6 +23,7 @@ matching, and no traceback in any server's log.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import pwd
@@ -53,6 +54,8 @@ DATABASE_NAME = "survey"
 APP_USER = "survey_app"
 REFUSED = (502, 503, 504)  # what a client retries (nginx's 502/504: no server answered)
 RETRY_PAUSE_SECONDS = 0.2
+THREE_NODES = "postgresql, three nodes behind nginx"
+ONE_SQLITE_NODE = "sqlite, one node behind nginx"
 
 
 def free_port() -> int:
@@ -402,6 +405,7 @@ class Load:
         self.failures: list[str] = []
         self.seconds = 0.0
         self.client_cpu_seconds = 0.0
+        self.machine_cpu_seconds = 0.0  # every process's, ours and other people's
         self._next = iter(range(total))
         self._lock = threading.Lock()
 
@@ -426,7 +430,7 @@ class Load:
                 self.results.append(result)
 
     def run(self) -> Load:
-        cpu = time.process_time()
+        cpu, machine = time.process_time(), loadlib.machine_cpu_seconds()["busy"]
         threads = [threading.Thread(target=self._worker, daemon=True) for _ in range(self.clients)]
         started = time.perf_counter()
         for thread in threads:
@@ -435,6 +439,7 @@ class Load:
             thread.join()
         self.seconds = time.perf_counter() - started
         self.client_cpu_seconds = time.process_time() - cpu
+        self.machine_cpu_seconds = loadlib.machine_cpu_seconds()["busy"] - machine
         return self
 
     def summary(self) -> dict[str, Any]:
@@ -451,6 +456,10 @@ class Load:
             "latency_median_ms": round(loadlib.median(latencies) * 1000, 1) if latencies else None,
             "requests": dict(sorted(tries.items())),
             "client_cpu_seconds": round(self.client_cpu_seconds, 1),
+            "machine_cpu_seconds": round(self.machine_cpu_seconds, 1),
+            "machine_busy_fraction": round(
+                self.machine_cpu_seconds / self.seconds / (os.cpu_count() or 1), 2
+            ),
         }
 
 
@@ -532,7 +541,7 @@ def run_sqlite(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     checks.add("survey-app recount: counters matched", "Counters matched" in rows, rows)
     checks.add("server log clean", not node.log_problems(), node.log_problems())
     return {
-        "backend": "sqlite, one node",
+        "backend": ONE_SQLITE_NODE,
         **load.summary(),
         "checks": checks.items,
         "ok": checks.ok,
@@ -575,9 +584,8 @@ def run_three_nodes(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         check_run(checks, load, postgres.url, slug)
         problems = {node.name: node.log_problems() for node in nodes if node.log_problems()}
         checks.add("server logs free of tracebacks and timeouts", not problems, problems)
-        backend = "postgresql, three nodes behind nginx"
         return {
-            "backend": backend,
+            "backend": THREE_NODES,
             **load.summary(),
             "events": [f"{t:.1f} s, {n} acknowledged: {what}" for t, n, what in events],
             "phases": phases(events, load.seconds, load.acknowledged),
@@ -612,6 +620,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="each node's gunicorn setting (default 2x1:sync)")  # fmt: skip
     parser.add_argument("--no-node-restart", dest="restart_node", action="store_false")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1, help="pairs of runs, interleaved")
     parser.add_argument("--results-dir", type=Path, default=loadlib.RESULTS_DIR)
     args = parser.parse_args(argv)
     args.sqlite_responses = args.sqlite_responses or args.responses
@@ -625,17 +634,21 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     runs = []
     with loadlib.temporary_directory("survey-three-nodes-") as tmp:
-        for run in (run_three_nodes, run_sqlite):
-            work = Path(tmp) / run.__name__
+        for repeat, run in itertools.product(range(args.repeat), (run_three_nodes, run_sqlite)):
+            work = Path(tmp) / f"{run.__name__}-{repeat}"
             work.mkdir()
             result = run(work, args)
             print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=2))
             print("\n".join(loadlib.Checks(result["checks"]).lines()))
             runs.append(result)
-    ratio = runs[0]["responses_per_second"] / runs[1]["responses_per_second"]
-    print(f"three nodes on PostgreSQL / one node on SQLite: {ratio:.2f}")
+    medians = {
+        backend: loadlib.median(r["responses_per_second"] for r in runs if r["backend"] == backend)
+        for backend in (THREE_NODES, ONE_SQLITE_NODE)
+    }
+    ratio = round(medians[THREE_NODES] / medians[ONE_SQLITE_NODE], 2)
+    print(f"median responses/s {medians}; three nodes on PostgreSQL / one on SQLite: {ratio}")
     return loadlib.finish(
-        "three_nodes", machine, started, runs, args.results_dir, ratio=round(ratio, 2)
+        "three_nodes", machine, started, runs, args.results_dir, medians=medians, ratio=ratio
     )
 
 

@@ -14,8 +14,12 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from psycopg import Connection
 
 from tests.support.postgresql import server_binaries
 
@@ -157,7 +161,7 @@ def test_a_database_lost_while_a_response_waits_to_be_written_keeps_nothing_of_i
     _assert_served_again(served, pid, respondent)
 
 
-def _wait_for_a_writer_queued(holder: psycopg.Connection[tuple[object, ...]]) -> None:
+def _wait_for_a_writer_queued(holder: Connection[tuple[object, ...]]) -> None:
     deadline = time.monotonic() + 30
     waiting = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
     while (holder.execute(waiting).fetchone() or (0,))[0] == 0:
