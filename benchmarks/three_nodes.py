@@ -104,9 +104,13 @@ class PostgresServer:
         if self.user is not None:
             shutil.chown(self.folder, self.user.pw_name)
             shutil.chown(superuser_password, self.user.pw_name)
+        # The socket sits in this owner-only folder, so "trust" there admits only the
+        # server's own user (the guide's "peer", which needs that user to be "postgres"
+        # and so fails for a developer running the benchmark as themselves). TCP, the
+        # app's way in, requires the password.
         self._run(
             "initdb", "-D", str(self.data), "-U", SERVICE_USER, "-E", "UTF8", "--locale=C",
-            "--auth-local=peer", "--auth-host=scram-sha-256",
+            "--auth-local=trust", "--auth-host=scram-sha-256",
             f"--pwfile={superuser_password}", "--no-instructions",
         )  # fmt: skip
         settings = (
@@ -136,7 +140,7 @@ class PostgresServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def psql(self, sql: str, database: str = "postgres") -> str:
-        """Run SQL as the superuser over the cluster's own socket (peer authentication)."""
+        """Run SQL as the superuser over the cluster's own socket."""
         return self._run(
             "psql", "-h", str(self.folder), "-p", str(self.port), "-d", database,
             "-U", SERVICE_USER, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql,
