@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 from flask import Flask, Response, current_app, render_template, request
 from flask.globals import request_ctx
 from flask_wtf.csrf import CSRFProtect
-from werkzeug.exceptions import HTTPException, ServiceUnavailable
+from werkzeug.exceptions import HTTPException
 
 from survey_app import PACKAGE_DIR
 from survey_app.config import check_database_folder, instance_secret_key, load_settings
@@ -21,6 +21,7 @@ from survey_app.storage.destruction import destroy_expired
 from survey_app.storage.postgresql import DatabaseUnavailableError
 from survey_app.web import database_session as db
 from survey_app.web import i18n, limits
+from survey_app.web.i18n import gettext as _
 from survey_app.web.respondent_query import RespondentQuery
 
 csrf = CSRFProtect()
@@ -170,5 +171,10 @@ def _database_unavailable(_error: DatabaseUnavailableError) -> tuple[str, int, d
     a hint to retry, never a traceback. Nothing is half-stored (the server rolled back
     what was not committed), and the next request opens a new connection, so service
     comes back with the database, without a restart."""
-    page, _status = _render_http_error(ServiceUnavailable())
+    page = render_template(
+        "error.html",
+        title=_("Temporarily unavailable"),
+        message=_("The server cannot reach its database just now. Please try again in a minute."),
+        nothing_stored=True,
+    )
     return page, 503, {"Retry-After": str(RETRY_AFTER_SECONDS)}
