@@ -301,8 +301,10 @@ def _report_removal(removal: Removal, done: str) -> None:
     elif removal.erasure is Erasure.VACUUMED:
         click.echo(
             "note: the tables were vacuumed, so PostgreSQL keeps no old version of the "
-            "removed rows in them; copies remain in its write-ahead log archives, replicas "
-            "and backups for as long as they are kept (docs/data-retention.md).",
+            "removed rows in them, though their bytes may stay in the tables' free space "
+            "until it is reused (VACUUM FULL rewrites the files); copies remain in its "
+            "write-ahead log archives, replicas and backups for as long as they are kept "
+            "(docs/data-retention.md).",
             err=True,
         )
 

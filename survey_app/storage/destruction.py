@@ -76,8 +76,10 @@ class Erasure(enum.Enum):
     #: SQLite: zeroed in the database file; a reader held an old snapshot past the busy
     #: timeout, so the WAL keeps copies until its next checkpoint.
     LOG_BUSY = "log busy"
-    #: PostgreSQL: the tables vacuumed, so no old row version is left in them; copies
-    #: remain in the server's WAL, its archives and replicas, out of the app's reach.
+    #: PostgreSQL: the tables vacuumed, so no old row version is left in them (nor in a
+    #: dump). Their bytes may stay in the pages' free space until reused (``VACUUM FULL``
+    #: rewrites the files, locking the table meanwhile), and copies remain in the
+    #: server's WAL, its archives and replicas, out of the app's reach.
     VACUUMED = "vacuumed"
 
 
