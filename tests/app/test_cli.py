@@ -79,10 +79,11 @@ def test_export_of_an_unknown_survey_fails(runner: FlaskCliRunner) -> None:
 
 
 @pytest.mark.slow
-def test_run_on_a_fresh_database_serves_the_example(tmp_path: Path) -> None:
-    """``survey-app run`` on nothing: creates the database, loads the example, prints the URL."""
+def test_run_on_a_fresh_database_serves_the_example(tmp_path: Path, database_url: str) -> None:
+    """``survey-app run`` on nothing (a new file, or an empty PostgreSQL database): migrates
+    it, loads the example, prints the URL."""
     port = _free_port()
-    env = {**os.environ, "SURVEY_APP_DATABASE": str(tmp_path / "fresh.db")}
+    env = {**os.environ, "SURVEY_APP_DATABASE": database_url}
     server = subprocess.Popen(
         [sys.executable, "-m", "survey_app.cli.commands", "run", "--port", str(port)],
         stdout=subprocess.PIPE,
@@ -170,6 +171,20 @@ def test_a_database_in_a_missing_folder_is_refused_not_created(tmp_path: Path) -
     assert result.stderr.count("\n") == 1
     assert f"the folder '{target.parent}' does not exist" in result.stderr
     assert not target.parent.exists()
+
+
+@pytest.mark.slow
+def test_an_unreachable_postgresql_database_is_one_line_naming_the_setting(
+    tmp_path: Path,
+) -> None:
+    result = _survey_app(
+        tmp_path, "init-db", SURVEY_APP_DATABASE="postgresql://nobody:secret@127.0.0.1:1/x"
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("Error: SURVEY_APP_DATABASE: cannot open PostgreSQL")
+    assert "'x' at 127.0.0.1:1 as 'nobody'" in result.stderr
+    assert "secret" not in result.stderr + result.stdout
 
 
 @pytest.mark.slow
