@@ -169,6 +169,9 @@ def test_after_the_date_the_answers_are_destroyed_and_the_figures_kept_if_chosen
 
     done = runner.invoke(args=["destroy-expired"])
     assert done.exit_code == 0 and done.stdout == f"{POLL}: answers destroyed: 3 responses.\n"
+    # What the app cannot erase is said where it remains: PostgreSQL's WAL and backups.
+    on_postgresql = backends.is_postgresql(app.config["DATABASE"])
+    assert ("write-ahead log archives, replicas" in done.stderr) is on_postgresql
     assert not answer_left(app)
     rows = survey_rows(database, survey_id)
     for table in ("responses", "tallies", "count_snapshots", "count_leases", "invitations"):
