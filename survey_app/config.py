@@ -67,8 +67,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "DATABASE",
         None,
-        "Path of the SQLite database file; its folder must exist. Default: `survey.db` in the "
-        "instance folder "
+        "Path of the SQLite database file (its folder must exist), or the address of a "
+        "PostgreSQL database (`postgresql://user@host/name`; the `postgres` extra). Default: "
+        "`survey.db` in the instance folder "
         "(`instance/` in a clone installed with `pip install -e .`, "
         "`<venv>/var/survey_app-instance/` when installed with `pip install .`).",
     ),

@@ -35,15 +35,17 @@ from survey_app.domain.question_privacy import (
 )
 from survey_app.domain.survey_model import SurveyDefinitionError
 from survey_app.privacy import DEFAULT_INTERVAL_METHOD, INTERVAL_METHODS
+from survey_app.storage import postgresql_backup
 from survey_app.storage.accounts import (
     AccountError,
     check_new_username,
     create_researcher,
     find_researcher,
 )
-from survey_app.storage.backends import migrate
+from survey_app.storage.backends import is_postgresql, migrate
 from survey_app.storage.database import backup_database, create_owner_only_file
 from survey_app.storage.destruction import (
+    Erasure,
     Removal,
     delete_survey,
     destroy_expired,
@@ -201,7 +203,8 @@ def invite_command(slug: str, count: int, output: str | None) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, writable=True))
 @with_appcontext
 def backup_command(file: str) -> None:
-    """Copy the database to FILE with SQLite's online backup; safe while serving."""
+    """Copy the database to FILE, safe while serving: SQLite's online backup of a file,
+    or pg_dump's custom format of a PostgreSQL database (restored with pg_restore)."""
     # Created here, readable by its owner only: a backup holds password hashes.
     try:
         create_owner_only_file(file)
@@ -209,9 +212,27 @@ def backup_command(file: str) -> None:
         raise click.ClickException(f"{file} exists; choose a new file name") from err
     except OSError as err:
         raise click.ClickException(f"cannot write {file}: {err.strerror}") from err
+    setting = current_app.config["DATABASE"]
+    if is_postgresql(setting):
+        _dump_postgresql(setting, file)
+        return
     with click.progressbar(length=100, label="Backing up", file=sys.stderr) as bar:
-        pages = backup_database(current_app.config["DATABASE"], file, bar.update)
+        pages = backup_database(setting, file, bar.update)
     click.echo(f"Backed up {pages} pages to {file}; integrity check ok.")
+
+
+def _dump_postgresql(url: str, file: str) -> None:
+    """pg_dump into the owner-only FILE; a failed dump leaves no file behind."""
+    try:
+        postgresql_backup.dump(url, file)
+    except postgresql_backup.BackupError as err:
+        Path(file).unlink(missing_ok=True)
+        raise click.ClickException(f"backup failed: {err}") from err
+    click.echo(
+        f"Dumped the PostgreSQL database to {file} (pg_dump's custom format). Restore it "
+        f"with: pg_restore --clean --if-exists --no-owner --single-transaction --exit-on-error "
+        f"--dbname=ADDRESS {file}"
+    )
 
 
 @click.command("delete-survey")
@@ -270,11 +291,20 @@ def destroy_expired_command(dry_run: bool) -> None:
 
 def _report_removal(removal: Removal, done: str) -> None:
     click.echo(f"{removal.slug}: {done} {removal.responses} responses.")
-    if not removal.log_erased:
+    if removal.erasure is Erasure.LOG_BUSY:
         click.echo(
             "warning: the database was busy, so copies of the removed pages stay in its "
             "write-ahead log until a later checkpoint empties it (at the latest when every "
             "connection closes, as when the server stops).",
+            err=True,
+        )
+    elif removal.erasure is Erasure.VACUUMED:
+        click.echo(
+            "note: the tables were vacuumed, so PostgreSQL keeps no old version of the "
+            "removed rows in them, though their bytes may stay in the tables' free space "
+            "until it is reused (VACUUM FULL rewrites the files); copies remain in its "
+            "write-ahead log archives, replicas and backups for as long as they are kept "
+            "(docs/data-retention.md).",
             err=True,
         )
 

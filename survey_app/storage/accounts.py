@@ -328,7 +328,7 @@ def list_accounts(db: Database) -> list[Account]:
     """Every account, administrators first, then by username."""
     rows = db.execute(
         "SELECT username, role = 'admin', active, password_hash != ?, created_on "
-        "FROM researchers ORDER BY role = 'admin' DESC, username",
+        "FROM researchers ORDER BY role = 'admin' DESC, username COLLATE BINARY",
         [NO_PASSWORD],
     ).fetchall()
     return [

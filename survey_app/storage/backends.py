@@ -7,12 +7,15 @@ open database of either kind (``Database``).
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TypeAlias, TypeVar
 
 import sqlite_utils
 
+from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.storage import database, postgresql
 
 Database: TypeAlias = sqlite_utils.Database | postgresql.PostgresDatabase
@@ -32,6 +35,14 @@ def connect(setting: str) -> Database:
     return database.connect(setting)
 
 
+def setting_of(db: Database) -> str:
+    """The setting that opens ``db`` again, on a connection of its own: the PostgreSQL
+    address it was opened with, or the SQLite file's absolute path."""
+    if isinstance(db, postgresql.PostgresDatabase):
+        return db.url
+    return str(db.execute("PRAGMA database_list").fetchone()[2])
+
+
 def migrate(db: Database) -> int:
     """Bring the database to the current schema with the numbered migrations; its version."""
     if isinstance(db, postgresql.PostgresDatabase):
@@ -43,6 +54,61 @@ def schema_version(db: Database) -> int:
     if isinstance(db, postgresql.PostgresDatabase):
         return postgresql.schema_version(db)
     return database.schema_version(db)
+
+
+@dataclass(frozen=True)
+class AnswerSql:
+    """How a backend reads one question's stored answer out of ``responses.answers`` (JSON
+    text). Each expression holds one ``?``, bound to ``parameter(key)``. An answer that did
+    not apply (``NOT_APPLICABLE``) reads as null, like a skip, except in ``stored``.
+
+    SQLite's ``json_extract`` gives the stored value with its own type (an integer or a
+    text), good for every use; PostgreSQL reads JSON as ``jsonb`` and needs to be told:
+    ``->>`` gives text, cast for arithmetic, and ``->`` keeps the type for grouping
+    (psycopg loads a ``jsonb`` as the Python value, as SQLite's rows come).
+    """
+
+    parameter: Callable[[str], str]
+    #: The value as stored, "not applicable" included: compared with a text.
+    stored: str
+    #: The answer with its stored type (a number, a text or null): grouped and returned.
+    value: str
+    #: The answer as text: compared with a text, cut with ``substr``, joined with ``||``.
+    text: str
+    #: The answer as an integer: summed, multiplied, compared with a number.
+    number: str
+
+
+def _json_path(key: str) -> str:
+    return f'$."{key}"'
+
+
+_SQLITE_ANSWER = "json_extract(answers, ?)"
+_SQLITE_APPLICABLE = f"nullif({_SQLITE_ANSWER}, '{NOT_APPLICABLE}')"
+SQLITE_ANSWERS = AnswerSql(
+    parameter=_json_path,
+    stored=_SQLITE_ANSWER,
+    value=_SQLITE_APPLICABLE,
+    text=_SQLITE_APPLICABLE,
+    number=_SQLITE_APPLICABLE,
+)
+_POSTGRESQL_TEXT = "(CAST(answers AS jsonb) ->> CAST(? AS TEXT))"
+POSTGRESQL_ANSWERS = AnswerSql(
+    parameter=str,
+    stored=_POSTGRESQL_TEXT,
+    # A skip is JSON null, read as SQL null: grouped with an absent key, as on SQLite.
+    value=(
+        "nullif(nullif(CAST(answers AS jsonb) -> CAST(? AS TEXT), 'null'), "
+        f"'{json.dumps(NOT_APPLICABLE)}')"
+    ),
+    text=f"nullif({_POSTGRESQL_TEXT}, '{NOT_APPLICABLE}')",
+    number=f"CAST(nullif({_POSTGRESQL_TEXT}, '{NOT_APPLICABLE}') AS BIGINT)",
+)
+
+
+def answer_sql(db: Database) -> AnswerSql:
+    """How ``db`` reads stored answers (``AnswerSql``)."""
+    return POSTGRESQL_ANSWERS if isinstance(db, postgresql.PostgresDatabase) else SQLITE_ANSWERS
 
 
 _migrated: set[str] = set()

@@ -46,9 +46,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from survey_app.domain.answers import Stored
-from survey_app.domain.display_logic import NOT_APPLICABLE
+from survey_app.storage import backends
 from survey_app.storage.backends import Database
-from survey_app.storage.database import connect, write_transaction
+from survey_app.storage.database import write_transaction
 from survey_app.storage.surveys import Survey
 
 CACHE_ENTRIES = 64
@@ -150,7 +150,8 @@ def _behind(db: Database, survey: Survey, start: _Counted) -> tuple[_Counted, in
     if newest == start.through_id:
         return start, newest, 0
     behind = db.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM responses WHERE survey_id = ? AND id > ? LIMIT ?)",
+        "SELECT count(*) FROM (SELECT 1 FROM responses WHERE survey_id = ? AND id > ? LIMIT ?) "
+        "AS lacking",
         [survey.id, start.through_id, SNAPSHOT_ROWS],
     ).fetchone()[0]
     return start, newest, behind
@@ -174,7 +175,8 @@ def _catch_up(
         counted = _Counted(newest, start.counts + scan(db, survey, keys, start, newest))
         if cold:
             _save_snapshot(db, survey, keys, counted)
-    place = (_database_name(db), survey.id, keys)
+    # Keyed by the database's setting: two databases in one process never share counts.
+    place = (backends.setting_of(db), survey.id, keys)
     with _lock:
         kept = _cache.get(place)
         if kept is None or kept.through_id <= counted.through_id:
@@ -193,18 +195,18 @@ def _scan(
     newest: int,
 ) -> Counter[Combination]:
     """The counts of the rows with ids in (counted.through_id, newest]."""
-    # Paths are bound as parameters, never spliced into the SQL; keys are quoted in them.
-    # A question that did not apply is counted as no answer, like a skip: every analysis
-    # across questions leaves it out alike (``display_logic``).
-    no_answer = f"nullif(json_extract(answers, ?), '{NOT_APPLICABLE}')"
-    columns = ", ".join(no_answer for _ in keys)
+    # Keys are bound as parameters, never spliced into the SQL. A question that did not
+    # apply is counted as no answer, like a skip: every analysis across questions leaves
+    # it out alike (``display_logic``).
+    answers = backends.answer_sql(db)
+    columns = ", ".join(answers.value for _ in keys)
     groups = ", ".join(str(i + 1) for i in range(len(keys)))
     sql = (
         f"SELECT {columns}, count(*) FROM responses "  # noqa: S608 (placeholders only)
         f"WHERE survey_id = ? AND id > ? AND id <= ? GROUP BY {groups}"
     )
-    paths = [f'$."{key}"' for key in keys]
-    rows = db.execute(sql, [*paths, survey.id, counted.through_id, newest])
+    parameters = [answers.parameter(key) for key in keys]
+    rows = db.execute(sql, [*parameters, survey.id, counted.through_id, newest])
     return Counter({tuple(row[:-1]): row[-1] for row in rows})
 
 
@@ -221,11 +223,11 @@ def _scan_at_low_priority(
     thread can never take it back. The thread has its own connection too (a connection
     stays in the thread that opened it); the rows up to ``newest`` never change, so it
     counts the same rows."""
-    path = _database_name(db)
+    setting = backends.setting_of(db)
 
     def scan() -> Counter[Combination]:
         _lower_this_threads_priority()
-        own = connect(path)
+        own = backends.connect(setting)
         try:
             return _scan(own, survey, keys, counted, newest)
         finally:
@@ -261,7 +263,7 @@ def _starting_point(db: Database, survey: Survey, keys: Keys) -> _Counted:
     for ``keys`` or a superset of them (summed down to ``keys``: a superset's counts hold
     every subset's). A snapshot is read only when it is further along than memory, as
     when another worker has just counted what this one was waiting for."""
-    name = _database_name(db)
+    name = backends.setting_of(db)
     wanted = set(keys)
     with _lock:
         kept = [
@@ -384,12 +386,6 @@ def _sleep_until_next_look(survey: Survey, deadline: float | None) -> None:
     if left <= 0:
         raise CountsBeingPrepared(survey.slug)
     time.sleep(min(POLL_SECONDS, left))
-
-
-def _database_name(db: Database) -> str:
-    """The database file, so that two databases in one process (tests) never share counts."""
-    row = db.execute("PRAGMA database_list").fetchone()
-    return str(row[2])
 
 
 def forget_counts() -> None:

@@ -1,11 +1,14 @@
 """Removing a survey's data: all of it (its owner deletes the survey), or the answers
 only (its retention date has passed).
 
-Deleted means gone from the files, not only from the tables. Each removal is one write
-transaction on a connection with ``secure_delete`` on (``database.connect``), so SQLite
-overwrites the freed content with zeros; then the WAL, which still holds the pages as
-they were, is copied into the database file and cut to zero bytes
-(``erase_write_ahead_log``). Backups taken before still hold everything
+Deleted means gone from the files, not only from the tables, as far as the app can reach.
+Each removal is one write transaction. On SQLite the connection has ``secure_delete`` on
+(``database.connect``), so SQLite overwrites the freed content with zeros; then the WAL,
+which still holds the pages as they were, is copied into the database file and cut to
+zero bytes (``erase_write_ahead_log``). PostgreSQL keeps a deleted row's old version in
+the table until ``VACUUM``, so the tables the removal touched are vacuumed at once; its
+WAL is the server's (archived, streamed to replicas) and out of the app's reach
+(``Erasure.VACUUMED``). Backups taken before still hold everything
 (docs/data-retention.md). Each removal is recorded in ``events`` in its own transaction:
 who (a username, the command line, or ``retention``), what, and the survey's slug and
 title, never its data.
@@ -19,9 +22,11 @@ stays, closed for good, with its questions: a definition is not data.
 from __future__ import annotations
 
 import datetime
+import enum
 import time
 from dataclasses import dataclass
 
+from survey_app.storage import postgresql
 from survey_app.storage.backends import Database
 from survey_app.storage.crosstabs import forget_counts
 from survey_app.storage.database import erase_write_ahead_log, write_transaction
@@ -37,6 +42,8 @@ ANSWERS_DESTROYED = "answers destroyed"
 _ANSWER_TABLES = ("responses", "count_snapshots", "count_leases", "invitations")
 # What the public page shows: kept after the retention date if the owner chose so.
 _PUBLISHED_TABLES = ("releases", "budget_changes")
+# What deleting a survey changes besides those (events only gain rows).
+_SURVEY_TABLES = ("survey_viewers", "tallies", "questions", "designs", "surveys")
 # How often a destruction looks again while another request counts the survey's answers.
 _COUNTING_POLL_SECONDS = 0.5
 
@@ -61,6 +68,21 @@ class Holdings:
     viewers: int
 
 
+class Erasure(enum.Enum):
+    """What became of the removed rows' old copies, beyond the tables' current rows."""
+
+    #: SQLite: zeroed in the database file, and the WAL emptied.
+    ERASED = "erased"
+    #: SQLite: zeroed in the database file; a reader held an old snapshot past the busy
+    #: timeout, so the WAL keeps copies until its next checkpoint.
+    LOG_BUSY = "log busy"
+    #: PostgreSQL: the tables vacuumed, so no old row version is left in them (nor in a
+    #: dump). Their bytes may stay in the pages' free space until reused (``VACUUM FULL``
+    #: rewrites the files, locking the table meanwhile), and copies remain in the
+    #: server's WAL, its archives and replicas, out of the app's reach.
+    VACUUMED = "vacuumed"
+
+
 @dataclass(frozen=True)
 class Removal:
     """One survey's removal, as the command line and the study page report it."""
@@ -68,9 +90,12 @@ class Removal:
     slug: str
     title: str
     responses: int
-    #: Whether the WAL was emptied at once. False when a reader held an old snapshot past
-    #: the busy timeout: the deleted pages then leave the WAL at the next checkpoint.
-    log_erased: bool
+    erasure: Erasure
+
+    @property
+    def log_erased(self) -> bool:
+        """False only when SQLite's WAL was busy (``Erasure.LOG_BUSY``)."""
+        return self.erasure is not Erasure.LOG_BUSY
 
 
 def survey_holdings(db: Database, survey: Survey) -> Holdings:
@@ -99,7 +124,8 @@ def delete_survey(db: Database, survey: Survey, actor: str) -> Removal:
         db.execute("DELETE FROM surveys WHERE id = ?", [survey.id])
         record_event(db, actor, SURVEY_DELETED, _subject(survey))
     forget_counts()
-    return Removal(survey.slug, survey.title, responses, erase_write_ahead_log(db))
+    erasure = _erase_old_copies(db, (*_ANSWER_TABLES, *_PUBLISHED_TABLES, *_SURVEY_TABLES))
+    return Removal(survey.slug, survey.title, responses, erasure)
 
 
 def expired_surveys(db: Database) -> list[Survey]:
@@ -145,7 +171,8 @@ def destroy_answers(db: Database, survey: Survey) -> Removal | None:
                 break
         time.sleep(_COUNTING_POLL_SECONDS)
     forget_counts()
-    return Removal(survey.slug, survey.title, int(due[0]), erase_write_ahead_log(db))
+    touched = (*_ANSWER_TABLES, *_PUBLISHED_TABLES, "tallies", "surveys")
+    return Removal(survey.slug, survey.title, int(due[0]), _erase_old_copies(db, touched))
 
 
 def _destroy_answers(
@@ -162,6 +189,19 @@ def _destroy_answers(
         [today.isoformat(), survey.id],
     )
     record_event(db, RETENTION, ANSWERS_DESTROYED, _subject(survey))
+
+
+def _erase_old_copies(db: Database, tables: tuple[str, ...]) -> Erasure:
+    """Remove what the deleted rows left behind, as each backend allows (``Erasure``).
+
+    PostgreSQL's ``VACUUM`` runs outside a transaction (the connection is autocommit) and
+    cannot remove a row version that a transaction still open elsewhere may read; such a
+    version goes at autovacuum's next pass.
+    """
+    if isinstance(db, postgresql.PostgresDatabase):
+        db.execute(f"VACUUM {', '.join(tables)}")
+        return Erasure.VACUUMED
+    return Erasure.ERASED if erase_write_ahead_log(db) else Erasure.LOG_BUSY
 
 
 def _locked_response_count(db: Database, survey: Survey) -> int:

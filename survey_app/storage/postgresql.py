@@ -112,10 +112,12 @@ class PostgresConnection:
 
 
 class PostgresDatabase:
-    """The part of ``sqlite_utils.Database`` the storage layer uses, on PostgreSQL."""
+    """The part of ``sqlite_utils.Database`` the storage layer uses, on PostgreSQL;
+    ``url`` is the address it was opened with (the ``DATABASE`` setting)."""
 
-    def __init__(self, conn: PostgresConnection) -> None:
+    def __init__(self, conn: PostgresConnection, url: str) -> None:
         self.conn = conn
+        self.url = url
 
     def execute(self, sql: str, parameters: Parameters = None) -> Cursor:
         return self.conn.execute(sql, parameters)
@@ -156,7 +158,7 @@ def connect(url: str) -> PostgresDatabase:
             f"{ENV_PREFIX}DATABASE: cannot open {describe(url)}: {reason}"
         ) from err
     raw.adapters.register_loader("numeric", _whole_numbers_as_int())
-    return PostgresDatabase(PostgresConnection(raw))
+    return PostgresDatabase(PostgresConnection(raw), url)
 
 
 def describe(url: str) -> str:

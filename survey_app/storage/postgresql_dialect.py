@@ -13,6 +13,8 @@ rewrites what differs, outside string literals:
   is an identity column, which never gives an id out twice, as ``AUTOINCREMENT`` promises;
 - ``WITHOUT ROWID`` is SQLite's storage choice, dropped; ``INSERT OR IGNORE`` is
   ``ON CONFLICT DO NOTHING``;
+- ``COLLATE BINARY`` (SQLite's byte order, which storage names where it orders text) is
+  ``COLLATE "C"``, the same byte order, whatever the database's own collation;
 - a trigger that refuses an update (``SELECT RAISE(ABORT, '...')``) becomes a PL/pgSQL
   function raising the same message, and a trigger calling it;
 - ``BEGIN IMMEDIATE`` (SQLite's one writer at a time) becomes a transaction that first
@@ -43,6 +45,7 @@ _TYPES = (
 _WITHOUT_ROWID = re.compile(r"\)\s*WITHOUT\s+ROWID\b", re.I)
 _INSERT_OR_IGNORE = re.compile(r"\bINSERT\s+OR\s+IGNORE\s+INTO\b", re.I)
 _RETURNING = re.compile(r"\bRETURNING\b", re.I)
+_COLLATE_BINARY = re.compile(r"\bCOLLATE\s+BINARY\b", re.I)
 _REFUSING_TRIGGER = re.compile(
     r"CREATE\s+TRIGGER\s+(?P<name>\w+)\s+(?P<when>BEFORE\s+(?:UPDATE|INSERT|DELETE)\b.*?)"
     r"\s+ON\s+(?P<table>\w+)\s+BEGIN\s+SELECT\s+RAISE\s*\(\s*ABORT\s*,\s*(?P<message>\x00\d+\x00)"
@@ -113,6 +116,7 @@ def _translate_statement(statement: str) -> str:
     for pattern, name in _TYPES:
         statement = pattern.sub(name, statement)
     statement = _WITHOUT_ROWID.sub(")", statement)
+    statement = _COLLATE_BINARY.sub('COLLATE "C"', statement)
     if _INSERT_OR_IGNORE.search(statement):
         statement = _INSERT_OR_IGNORE.sub("INSERT INTO", statement)
         returning = _RETURNING.search(statement)

@@ -61,7 +61,7 @@ def viewer_names(db: Database, survey: Survey) -> list[str]:
         row[0]
         for row in db.execute(
             "SELECT r.username FROM survey_viewers v JOIN researchers r ON r.id = v.researcher_id "
-            "WHERE v.survey_id = ? ORDER BY r.username",
+            "WHERE v.survey_id = ? ORDER BY r.username COLLATE BINARY",
             [survey.id],
         ).fetchall()
     ]

@@ -642,11 +642,14 @@ _SUMMARY = "SELECT s.slug, s.title, s.status, s.access, s.responses FROM surveys
 
 
 _ANSWERABLE = "s.status = 'open' AND s.access = 'open'"
+# Titles in byte order on both backends ("Zeta" before "alpha"), as SQLite compares them;
+# PostgreSQL would otherwise follow its database's locale (postgresql_dialect).
+_BY_TITLE = "ORDER BY s.title COLLATE BINARY"
 
 
 def list_public_surveys(db: Database) -> list[dict[str, object]]:
     """The front page's surveys: open, not by invitation only, and listed by their owner."""
-    return list(db.query(f"{_SUMMARY} WHERE {_ANSWERABLE} AND s.listed = 1 ORDER BY title"))
+    return list(db.query(f"{_SUMMARY} WHERE {_ANSWERABLE} AND s.listed = 1 {_BY_TITLE}"))
 
 
 def answerable_slugs(db: Database) -> list[str]:
@@ -658,7 +661,10 @@ def answerable_slugs(db: Database) -> list[str]:
 def list_visible_surveys(db: Database, researcher_id: int) -> list[dict[str, object]]:
     """The surveys whose results this researcher may see, with response counts."""
     return list(
-        db.query(f"{_SUMMARY} WHERE {_VISIBLE_TO} ORDER BY title", {"researcher": researcher_id})
+        db.query(
+            f"{_SUMMARY} WHERE {_VISIBLE_TO} {_BY_TITLE}",
+            {"researcher": researcher_id},
+        )
     )
 
 

@@ -16,6 +16,7 @@ answers: no mechanism's cell counts them (``n`` excludes them, as it excludes sk
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from survey_app.domain.answers import Report, to_stored
 from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.privacy.mechanisms.cells import CellRule, TallyCell
+from survey_app.storage import backends
 from survey_app.storage.backends import Database
 from survey_app.storage.database import write_transaction
 from survey_app.storage.surveys import Question, Survey
@@ -79,44 +81,47 @@ def read_tallies(db: Database, survey: Survey) -> dict[int, Cells]:
 def _cell_sums(question: Question, squares: str = "sum") -> list[tuple[str, str]]:
     """(cell, SQL aggregate over the stored answers) for recounting one question.
 
-    ``{v}`` stands for the question's stored value, ``json_extract(answers, '$."key"')``
-    with ``NOT_APPLICABLE`` read as null (no answer, like a skip); a conditioned question
-    counts those in ``NOT_APPLICABLE_CELL``. ``squares`` sums the squares of numbers:
-    ``sum`` exactly, in 64-bit integers.
+    The SQL reads the question's answer through slots (``_ANSWER_SLOT``) that
+    ``backends.AnswerSql`` fills: ``{text}`` and ``{number}`` read a question that did not
+    apply as null (no answer, like a skip); a conditioned question counts those in
+    ``NOT_APPLICABLE_CELL``, from the value as ``{stored}``. ``squares`` sums the squares
+    of numbers: ``sum`` exactly, in 64-bit integers. Written in SQL both backends run.
     """
-    answers = [
-        (cell.name, _aggregate(cell, squares).replace("{v}", f"nullif({{v}}, '{NOT_APPLICABLE}')"))
-        for cell in question.mechanism.tally_cells()
-    ]
+    answers = [(cell.name, _aggregate(cell, squares)) for cell in question.mechanism.tally_cells()]
     if question.show_if is None:
         return answers
-    return [*answers, (NOT_APPLICABLE_CELL, f"sum({{v}} = '{NOT_APPLICABLE}')")]
+    return [*answers, (NOT_APPLICABLE_CELL, _count_where(f"{{stored}} = '{NOT_APPLICABLE}'"))]
 
 
 def _aggregate(cell: TallyCell, squares: str) -> str:
-    """The SQL that adds up ``cell`` over the stored values ``{v}``, as ``cell.amount``
-    adds one."""
+    """The SQL that adds up ``cell`` over the stored answers, as ``cell.amount`` adds one."""
     if cell.rule is CellRule.COUNT:
-        return "count({v})"
+        return "count({text})"
     if cell.rule is CellRule.SUM:
-        return "sum({v})"
+        return "sum({number})"
     if cell.rule is CellRule.SUM_SQUARES:
-        return f"{squares}({{v}} * {{v}})"
+        return f"{squares}({{number}} * {{number}})"
     if cell.rule is CellRule.BIT:
-        return f"sum(substr({{v}}, {cell.index + 1}, 1) = '1')"
+        return _count_where(f"substr({{text}}, {cell.index + 1}, 1) = '1'")
     if cell.rule is CellRule.MEMBER:
         # A set is stored as "0,3,11": commas on both sides of the index and of the set,
         # or option 1 would be found in "11" and option 3 in "13".
-        return f"sum(instr(',' || {{v}} || ',', ',{cell.index},') > 0)"
-    return f"sum({{v}} = {cell.index})"
+        return _count_where(f"',' || {{text}} || ',' LIKE '%,{cell.index},%'")
+    return _count_where(f"{{number}} = {cell.index}")
+
+
+def _count_where(condition: str) -> str:
+    """How many rows meet ``condition`` (PostgreSQL sums no booleans, as SQLite does)."""
+    return f"count(CASE WHEN {condition} THEN 1 END)"
 
 
 def _count_answers(db: Database, survey: Survey, after_id: int) -> tuple[int, dict[int, Cells]]:
     """Every question's cells over responses with id > after_id, and the last id seen.
 
-    One pass: JSON is parsed in SQLite, not row by row in Python. Squares are summed as
-    exact integers; only where their sum passes 2^63 (SQLite's "integer overflow") is the
-    pass made again with total(), in floats, as the running tally turns REAL there too.
+    One pass: JSON is parsed in the database, not row by row in Python. Squares are summed
+    as exact integers; only where their sum passes 2^63 (SQLite's "integer overflow") is
+    the pass made again with total(), in floats, as SQLite's running tally turns REAL there
+    too. (PostgreSQL sums 64-bit integers exactly as ``numeric``: no retry there.)
     """
     try:
         return _count_answers_with(db, survey, after_id, squares="sum")
@@ -126,16 +131,24 @@ def _count_answers(db: Database, survey: Survey, after_id: int) -> tuple[int, di
         return _count_answers_with(db, survey, after_id, squares="total")
 
 
+_ANSWER_SLOT = re.compile(r"\{(stored|text|number)\}")
+
+
 def _count_answers_with(
     db: Database, survey: Survey, after_id: int, squares: str
 ) -> tuple[int, dict[int, Cells]]:
     plan = [(q, cell, expr) for q in survey.questions for cell, expr in _cell_sums(q, squares)]
-    columns = ", ".join(
-        f"coalesce({expr.replace('{v}', 'json_extract(answers, ?)')}, 0)" for _, _, expr in plan
-    )
+    answers = backends.answer_sql(db)
     params: list[object] = [after_id]
-    for question, _cell, expr in plan:
-        params += [f'$."{question.key}"'] * expr.count("{v}")
+
+    def read(question: Question, expr: str) -> str:
+        def slot(match: re.Match[str]) -> str:
+            params.append(answers.parameter(question.key))
+            return str(getattr(answers, match[1]))
+
+        return _ANSWER_SLOT.sub(slot, expr)
+
+    columns = ", ".join(f"coalesce({read(question, expr)}, 0)" for question, _, expr in plan)
     row = db.execute(
         f"SELECT coalesce(max(id), ?), {columns} FROM responses "  # noqa: S608 (placeholders only)
         "WHERE survey_id = ? AND id > ?",

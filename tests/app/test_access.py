@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sqlite3
 from collections.abc import Mapping, Sequence
 from itertools import product
 from pathlib import Path
@@ -17,6 +16,7 @@ from werkzeug.routing import Rule
 from werkzeug.test import TestResponse
 
 from survey_app import create_app
+from survey_app.storage import backends, postgresql_backup
 from survey_app.storage.accounts import create_researcher
 from survey_app.storage.backends import Database
 from survey_app.web.database_session import get_db
@@ -318,16 +318,25 @@ def test_submissions_are_rate_limited(tmp_path: Path) -> None:
 
 
 def test_backup_copies_a_consistent_database(
-    app: Flask, runner: FlaskCliRunner, tmp_path: Path
+    app: Flask, runner: FlaskCliRunner, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    """SQLite's online backup (checked for integrity) or PostgreSQL's pg_dump (restored
+    with the pg_restore the message names): either way the copy holds the response."""
     browser = app.test_client()
     submit(browser, SLUG, fresh_form(browser), **answers())
     target = tmp_path / "backup.db"
     result = runner.invoke(args=["backup", str(target)])
     assert result.exit_code == 0, result.output
-    assert "integrity check ok" in result.output
-    copy = sqlite3.connect(target)
+    if backends.is_postgresql(app.config["DATABASE"]):
+        assert "pg_restore" in result.output
+        copy_url = request.getfixturevalue("postgresql_cluster").new_database()
+        postgresql_backup.restore(target, copy_url)
+        copy = backends.connect(copy_url)
+    else:
+        assert "integrity check ok" in result.output
+        copy = backends.connect(str(target))
     assert copy.execute("SELECT count(*) FROM responses").fetchone()[0] == 1
+    copy.conn.close()
     assert runner.invoke(args=["backup", str(target)]).exit_code == 1  # never overwrites
 
 

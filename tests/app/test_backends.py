@@ -8,8 +8,11 @@ indexes and the triggers.
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
+from survey_app.domain.definitions import parse_definition
 from survey_app.storage import accounts, backends, events, postgresql_backup, rate_counts
 from survey_app.storage.database import MIGRATIONS, create_owner_only_file, write_transaction
 from survey_app.storage.postgresql import (
@@ -18,6 +21,7 @@ from survey_app.storage.postgresql import (
     PostgresDatabase,
 )
 from survey_app.storage.postgresql_dialect import UntranslatableError, translate
+from survey_app.storage.surveys import list_public_surveys, store_survey
 from tests.support.postgresql import Cluster
 
 # Declared types by kind: SQLite's affinities, PostgreSQL's names for them.
@@ -305,6 +309,44 @@ def test_storage_that_already_runs_unchanged_on_either_backend(migrated):
     ]
 
 
+@pytest.fixture
+def in_a_linguistic_locale(database_url: str, request: pytest.FixtureRequest):
+    """A migrated database whose own collation orders text as people read it: on
+    PostgreSQL a database in ICU's English collation, where "alpha" comes before "Zeta";
+    SQLite has no collation but its bytes."""
+    if backends.is_postgresql(database_url):
+        import psycopg
+
+        cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+        name = f"english_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(cluster.url(), autocommit=True) as conn:
+            conn.execute(
+                f"CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en'"
+            )
+        database_url = cluster.url(name)
+    db = backends.connect(database_url)
+    backends.migrate(db)
+    yield db
+    db.conn.close()
+
+
+def test_text_is_listed_in_byte_order_on_either_backend(in_a_linguistic_locale):
+    """Titles and usernames are ordered by their bytes on both backends, as SQLite does
+    ("Zeta" before "alpha" before "Émile"), whatever the PostgreSQL database's locale."""
+    titles = ["alpha", "Émile", "Zeta", "beta"]
+    for number, title in enumerate(titles):
+        store_survey(
+            in_a_linguistic_locale,
+            parse_definition(
+                f"slug: s{number}\ntitle: {title}\nquestions:\n"
+                "  - {key: q, text: Asked, type: yes_no}\n"
+            ),
+            listed=True,
+        )
+    listed = [survey["title"] for survey in list_public_surveys(in_a_linguistic_locale)]
+    assert listed == sorted(titles, key=str.encode) == ["Zeta", "alpha", "beta", "Émile"]
+
+
 def test_the_setting_chooses_the_backend():
     assert backends.is_postgresql("postgresql://app@db.example/survey")
     assert backends.is_postgresql("postgres://app@/survey?host=/run/postgresql")
@@ -324,6 +366,10 @@ def test_the_setting_chooses_the_backend():
             "INSERT INTO t (a) VALUES (%s) ON CONFLICT DO NOTHING RETURNING a",
         ),
         ("SELECT x::text FROM t WHERE y = ?", "SELECT x::text FROM t WHERE y = %s"),
+        (
+            "SELECT a FROM t WHERE b = ? ORDER BY a COLLATE BINARY",
+            'SELECT a FROM t WHERE b = %s ORDER BY a COLLATE "C"',
+        ),
     ],
 )
 def test_statements_with_parameters_are_translated_outside_their_literals(sqlite, postgresql):

@@ -11,19 +11,20 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import sqlite_utils
 from flask.testing import FlaskCliRunner
 
+from survey_app.storage.backends import Database
 from tests.support.examples import EXAMPLE, SLUG
 from tests.support.respondents import answers, fresh_form
 
 
-def test_init_db_is_idempotent(runner: FlaskCliRunner, database: sqlite_utils.Database) -> None:
+def test_init_db_is_idempotent(runner: FlaskCliRunner, database: Database) -> None:
     first = runner.invoke(args=["init-db"])
     second = runner.invoke(args=["init-db"])
     assert first.exit_code == second.exit_code == 0
     assert "schema version" in second.output
-    assert database["surveys"].count == 1  # the data survives a second init
+    # the data survives a second init
+    assert database.execute("SELECT count(*) FROM surveys").fetchone()[0] == 1
 
 
 def test_import_survey_prints_the_slug(runner: FlaskCliRunner, tmp_path: Path) -> None:
@@ -38,7 +39,7 @@ def test_import_survey_prints_the_slug(runner: FlaskCliRunner, tmp_path: Path) -
 
 
 def test_import_survey_refuses_a_bad_file_and_stores_nothing(
-    runner: FlaskCliRunner, database: sqlite_utils.Database, tmp_path: Path
+    runner: FlaskCliRunner, database: Database, tmp_path: Path
 ) -> None:
     definition = tmp_path / "bad.yaml"
     definition.write_text(
@@ -48,7 +49,8 @@ def test_import_survey_refuses_a_bad_file_and_stores_nothing(
     result = runner.invoke(args=["import-survey", str(definition)])
     assert result.exit_code == 1
     assert "bad.yaml:6: questions[1].key" in result.output
-    assert database["surveys"].count == 1  # only the fixture's survey
+    # only the fixture's survey
+    assert database.execute("SELECT count(*) FROM surveys").fetchone()[0] == 1
 
 
 def test_import_survey_refuses_a_duplicate_slug(runner: FlaskCliRunner) -> None:
@@ -77,10 +79,11 @@ def test_export_of_an_unknown_survey_fails(runner: FlaskCliRunner) -> None:
 
 
 @pytest.mark.slow
-def test_run_on_a_fresh_database_serves_the_example(tmp_path: Path) -> None:
-    """``survey-app run`` on nothing: creates the database, loads the example, prints the URL."""
+def test_run_on_a_fresh_database_serves_the_example(tmp_path: Path, database_url: str) -> None:
+    """``survey-app run`` on nothing (a new file, or an empty PostgreSQL database): migrates
+    it, loads the example, prints the URL."""
     port = _free_port()
-    env = {**os.environ, "SURVEY_APP_DATABASE": str(tmp_path / "fresh.db")}
+    env = {**os.environ, "SURVEY_APP_DATABASE": database_url}
     server = subprocess.Popen(
         [sys.executable, "-m", "survey_app.cli.commands", "run", "--port", str(port)],
         stdout=subprocess.PIPE,
@@ -168,6 +171,20 @@ def test_a_database_in_a_missing_folder_is_refused_not_created(tmp_path: Path) -
     assert result.stderr.count("\n") == 1
     assert f"the folder '{target.parent}' does not exist" in result.stderr
     assert not target.parent.exists()
+
+
+@pytest.mark.slow
+def test_an_unreachable_postgresql_database_is_one_line_naming_the_setting(
+    tmp_path: Path,
+) -> None:
+    result = _survey_app(
+        tmp_path, "init-db", SURVEY_APP_DATABASE="postgresql://nobody:secret@127.0.0.1:1/x"
+    )
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("Error: SURVEY_APP_DATABASE: cannot open PostgreSQL")
+    assert "'x' at 127.0.0.1:1 as 'nobody'" in result.stderr
+    assert "secret" not in result.stderr + result.stdout
 
 
 @pytest.mark.slow
