@@ -42,7 +42,7 @@ from survey_app.storage.accounts import (
     create_researcher,
     find_researcher,
 )
-from survey_app.storage.backends import is_postgresql, migrate
+from survey_app.storage.backends import describe_setting, is_postgresql, migrate
 from survey_app.storage.database import backup_database, create_owner_only_file
 from survey_app.storage.destruction import (
     Erasure,
@@ -107,7 +107,10 @@ def _open_owner_only(path: str, *, new: bool) -> TextIO:
 def init_db_command() -> None:
     """Create the database, or migrate it to the current schema. Safe to repeat."""
     version = migrate(get_db())
-    click.echo(f"Database ready at {current_app.config['DATABASE']} (schema version {version}).")
+    click.echo(
+        f"Database ready: {describe_setting(current_app.config['DATABASE'])} "
+        f"(schema version {version})."
+    )
 
 
 def _researcher_id_or_fail(username: str) -> int:

@@ -35,6 +35,12 @@ def connect(setting: str) -> Database:
     return database.connect(setting)
 
 
+def describe_setting(setting: str) -> str:
+    """The database the setting names, for messages: a file's path, or a PostgreSQL
+    database's name, server and user (never its password)."""
+    return postgresql.describe(setting) if is_postgresql(setting) else setting
+
+
 def setting_of(db: Database) -> str:
     """The setting that opens ``db`` again, on a connection of its own: the PostgreSQL
     address it was opened with, or the SQLite file's absolute path."""

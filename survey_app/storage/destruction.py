@@ -92,11 +92,6 @@ class Removal:
     responses: int
     erasure: Erasure
 
-    @property
-    def log_erased(self) -> bool:
-        """False only when SQLite's WAL was busy (``Erasure.LOG_BUSY``)."""
-        return self.erasure is not Erasure.LOG_BUSY
-
 
 def survey_holdings(db: Database, survey: Survey) -> Holdings:
     def count(table: str) -> int:

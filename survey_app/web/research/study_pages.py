@@ -16,7 +16,13 @@ from __future__ import annotations
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 
 from survey_app.storage import destruction
-from survey_app.storage.destruction import Removal, SurveyGoneError, delete_survey, survey_holdings
+from survey_app.storage.destruction import (
+    Erasure,
+    Removal,
+    SurveyGoneError,
+    delete_survey,
+    survey_holdings,
+)
 from survey_app.storage.studies import (
     RetentionDateInPastError,
     RetentionDatePassedError,
@@ -297,11 +303,19 @@ def _deleted(removal: Removal) -> Response:
             title=removal.title,
         )
     )
-    if not removal.log_erased:
+    if removal.erasure is Erasure.LOG_BUSY:
         flash(
             _(
                 "The database was busy: copies of the deleted pages stay in its write-ahead "
                 "log until its next checkpoint."
+            )
+        )
+    elif removal.erasure is Erasure.VACUUMED:
+        flash(
+            _(
+                "The tables were vacuumed: no old version of the deleted rows is left in "
+                "them, but copies remain in PostgreSQL's write-ahead log archives, replicas "
+                "and backups for as long as they are kept."
             )
         )
     return redirect(url_for("research.dashboard.index"))  # type: ignore[return-value]
