@@ -34,7 +34,9 @@ def test_a_streamed_export_reads_every_row_in_order(
             record_response(db, survey, reported, f"streamed-{i}")
         expected = list(iter_response_rows(db, survey))
     streamed = list(
-        backends.stream_rows(mixed_app.config["DATABASE"], lambda db: iter_response_rows(db, survey))
+        backends.stream_rows(
+            mixed_app.config["DATABASE"], lambda db: iter_response_rows(db, survey)
+        )
     )
     assert len(expected) >= ROWS
     assert streamed == expected
