@@ -359,7 +359,7 @@ def explain(url: str, rows: int, parallel_workers: Sequence[int]) -> list[dict[s
                 started = time.perf_counter()
                 plan = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", bounds)
                 wall = time.perf_counter() - started
-                top = (plan.fetchone() or [[{}]])[0][0]
+                top: dict[str, Any] = (plan.fetchone() or [[{}]])[0][0]
                 runs.append(
                     {
                         "variant": variant,

@@ -51,7 +51,7 @@ def test_a_streaming_postgresql_connection_holds_a_few_rows_at_a_time(
     def first_row_and_rows_held(db: backends.Database) -> Any:
         cursor = db.execute(sql, [ROWS])
         rows = iter(cursor)
-        yield next(rows), cursor.pgresult.ntuples  # type: ignore[attr-defined]
+        yield next(rows), cursor.pgresult.ntuples  # type: ignore[union-attr]
         yield from ((row, None) for row in rows)
 
     read = list(backends.stream_rows(postgresql_cluster.new_database(), first_row_and_rows_held))
