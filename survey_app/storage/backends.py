@@ -153,9 +153,10 @@ def stream_rows(setting: str, produce: Callable[[Database], Iterator[T]]) -> Ite
     """Run a streaming export on a connection of its own, closed when the stream ends.
 
     A streamed response outlives its request, and with it the request's connection; the
-    stream must not depend on that one.
+    stream must not depend on that one. On PostgreSQL the connection streams its reads
+    (``postgresql.PostgresDatabase``), so memory stays flat however many rows.
     """
-    db = connect(setting)
+    db = postgresql.connect(setting, streaming=True) if is_postgresql(setting) else connect(setting)
     try:
         yield from produce(db)
     finally:

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 Parameters = Sequence[Any] | Mapping[str, Any] | None
 VERSION_TABLE = "schema_version"
 CONNECT_TIMEOUT_SECONDS = 10
+# Rows a streaming connection's server-side cursor fetches at a time: a few MB of an
+# export's rows in the worker, and one round trip per 2,000 rows (benchmarks/TEN_MILLION.md).
+STREAM_ROWS = 2_000
 
 
 class Cursor(Protocol):
@@ -113,14 +116,37 @@ class PostgresConnection:
 
 class PostgresDatabase:
     """The part of ``sqlite_utils.Database`` the storage layer uses, on PostgreSQL;
-    ``url`` is the address it was opened with (the ``DATABASE`` setting)."""
+    ``url`` is the address it was opened with (the ``DATABASE`` setting).
 
-    def __init__(self, conn: PostgresConnection, url: str) -> None:
+    ``streaming``: its ``SELECT``s are read through a server-side cursor, ``STREAM_ROWS``
+    rows at a time, in one read-only transaction left open until the connection closes.
+    psycopg's ordinary cursor receives a whole result before the first row is read (ten
+    million responses: gigabytes in the worker), where SQLite's steps through the rows;
+    an export's connection of its own (``backends.stream_rows``) streams instead.
+    """
+
+    def __init__(self, conn: PostgresConnection, url: str, streaming: bool = False) -> None:
         self.conn = conn
         self.url = url
+        self.streaming = streaming
+        self._cursors = 0
 
     def execute(self, sql: str, parameters: Parameters = None) -> Cursor:
+        if self.streaming and sql.lstrip()[:6].upper() == "SELECT":
+            return self._stream(sql, parameters)
         return self.conn.execute(sql, parameters)
+
+    def _stream(self, sql: str, parameters: Parameters) -> Cursor:
+        """``sql``'s rows through a server-side cursor (PostgreSQL's cursors live in a
+        transaction: the first opens one, read only)."""
+        with _unavailable_as_one_error():
+            if not self.conn.in_transaction:
+                self.conn.raw.execute("BEGIN READ ONLY")
+            self._cursors += 1
+            cursor = self.conn.raw.cursor(name=f"stream_{self._cursors}")
+            cursor.itersize = STREAM_ROWS
+            cursor.execute(translate(sql, parameters=parameters is not None), parameters)
+            return cast(Cursor, cursor)
 
     def executescript(self, sql: str) -> None:
         """Run several statements, without parameters, as one query (as SQLite's does)."""
@@ -135,8 +161,9 @@ class PostgresDatabase:
             yield from cursor
 
 
-def connect(url: str) -> PostgresDatabase:
-    """Open the PostgreSQL database at ``url`` (a ``postgresql://`` address).
+def connect(url: str, streaming: bool = False) -> PostgresDatabase:
+    """Open the PostgreSQL database at ``url`` (a ``postgresql://`` address); a
+    ``streaming`` one reads its ``SELECT``s a few rows at a time (``PostgresDatabase``).
 
     Writers wait for the writers' lock as long as SQLite's busy timeout lets them
     (``lock_timeout``). A database that cannot be opened raises
@@ -158,7 +185,7 @@ def connect(url: str) -> PostgresDatabase:
             f"{ENV_PREFIX}DATABASE: cannot open {describe(url)}: {reason}"
         ) from err
     raw.adapters.register_loader("numeric", _whole_numbers_as_int())
-    return PostgresDatabase(PostgresConnection(raw), url)
+    return PostgresDatabase(PostgresConnection(raw), url, streaming)
 
 
 def describe(url: str) -> str:
