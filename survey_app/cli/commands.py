@@ -42,7 +42,7 @@ from survey_app.storage.accounts import (
     create_researcher,
     find_researcher,
 )
-from survey_app.storage.backends import describe_setting, is_postgresql, migrate
+from survey_app.storage.backends import describe_setting, is_postgresql, migrate, stream_rows
 from survey_app.storage.database import backup_database, create_owner_only_file
 from survey_app.storage.destruction import (
     Erasure,
@@ -364,8 +364,8 @@ def export_command(
             handle.buffer.writelines(labelled_file(db, survey, file_format, __version__))
         click.echo(f"Wrote {output}", err=True)
         return
-    if responses:
-        lines = responses_csv(db, survey)
+    if responses:  # on a connection of its own, streamed: millions of rows, flat memory
+        lines = stream_rows(current_app.config["DATABASE"], lambda own: responses_csv(own, survey))
     else:
         lines = aggregate_csv(survey, survey_estimates(db, survey, confidence, method))
     if output is None:
