@@ -284,7 +284,7 @@ def test_a_survey_with_answers_is_deleted_only_with_its_address_typed(
     told = ada.get("/research/").text
     assert "Habits is deleted, with its 3 responses" in told
     on_postgresql = managed.config["DATABASE"].startswith("postgresql://")
-    assert ("copies remain in PostgreSQL&#39;s write-ahead log archives" in told) is on_postgresql
+    assert ("copies remain in PostgreSQL’s write-ahead log archives" in told) is on_postgresql
     assert set(survey_rows(database, survey_id).values()) == {0}
     assert stored(managed, SLUG)  # the other surveys stay
     with managed.app_context():

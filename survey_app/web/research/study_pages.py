@@ -314,7 +314,7 @@ def _deleted(removal: Removal) -> Response:
         flash(
             _(
                 "The tables were vacuumed: no old version of the deleted rows is left in "
-                "them, but copies remain in PostgreSQL's write-ahead log archives, replicas "
+                "them, but copies remain in PostgreSQL’s write-ahead log archives, replicas "
                 "and backups for as long as they are kept."
             )
         )
