@@ -53,7 +53,7 @@ from survey_app.storage.destruction import (
     survey_holdings,
 )
 from survey_app.storage.events import COMMAND_LINE
-from survey_app.storage.invitations import create_invitations
+from survey_app.storage.invitations import FEW_LINKS, create_invitations
 from survey_app.storage.postgresql import DatabaseUnavailableError
 from survey_app.storage.studies import default_owner_id
 from survey_app.storage.surveys import (
@@ -200,6 +200,15 @@ def invite_command(slug: str, count: int, output: str | None) -> None:
             handle.close()
     if output is not None:
         click.echo(f"Wrote {count} links to {output}", err=True)
+    if count < FEW_LINKS:
+        click.echo(
+            f"warning: only {count} links. A link is used up when its respondent starts and "
+            "the answers are stored when they send them; whoever can read the database's "
+            "write-ahead log (a replica, an archive, a PostgreSQL server's logs) sees both "
+            f"moments, so timing can tie a response to its link. Send links to at least "
+            f"{FEW_LINKS} people at a time.",
+            err=True,
+        )
 
 
 @click.command("backup")

@@ -45,6 +45,10 @@ from survey_app.storage.surveys import Survey
 
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{22,64}")
 #: A ticket: 128 random bits and their MAC, both base64url without padding.
+#: Fewer links than this made at once, and timing in the write-ahead log (the link spent
+#: when its respondent starts, the response stored when they send) narrows a response
+#: down to a crowd smaller than statistical offices publish: the owner is warned.
+FEW_LINKS = 20
 TICKET_PATTERN = re.compile(r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}")
 
 

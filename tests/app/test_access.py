@@ -39,6 +39,7 @@ def invite_only(runner: FlaskCliRunner, tmp_path: Path) -> list[str]:
     links_file = tmp_path / "links.txt"
     result = runner.invoke(args=["invite", "staff-pulse", "--count", "5", "-o", str(links_file)])
     assert result.exit_code == 0, result.output
+    assert "warning: only 5 links" in result.stderr  # fewer than FEW_LINKS: timing
     links = links_file.read_text().splitlines()
     assert len(links) == 5 and len(set(links)) == 5
     return [link.removeprefix("http://127.0.0.1:5000") for link in links]

@@ -23,6 +23,7 @@ from survey_app.storage.destruction import (
     delete_survey,
     survey_holdings,
 )
+from survey_app.storage.invitations import FEW_LINKS
 from survey_app.storage.studies import (
     RetentionDateInPastError,
     RetentionDatePassedError,
@@ -92,6 +93,7 @@ def _study_page(survey: Survey, error: str | None = None) -> tuple[str, int]:
         retention_form=retention,
         today=destruction.utc_today(),
         max_links=MAX_LINKS_AT_ONCE,
+        few_links=FEW_LINKS,
         error=error,
     )
     return page, 400 if error else 200
@@ -192,7 +194,9 @@ def invite(slug: str) -> tuple[str, int] | str:
     form = InviteForm()
     if form.validate_on_submit():
         links = invitation_links(get_db(), survey, form.count.data or 0, public_base())
-        return render_template("research/study_links.html", survey=survey, links=links)
+        return render_template(
+            "research/study_links.html", survey=survey, links=links, few_links=FEW_LINKS
+        )
     if not asked.validate():
         return _study_page(
             survey,
