@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import jinja2
@@ -38,7 +38,7 @@ from tests.support.postgresql import (  # noqa: F401 (fixtures offered to every 
     postgresql_cluster,
 )
 from tests.support.researchers import PASSWORD, Clock, log_in
-from tests.support.stored import StoredState
+from tests.support.stored import StoredState, opened
 
 
 class CompiledTemplates(jinja2.BytecodeCache):
@@ -126,26 +126,37 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def app(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Flask:
+def app(backend: str, copy_database: Callable[[str], str], request: pytest.FixtureRequest) -> Flask:
     """A fresh app on its own database: the example survey, no response, no account."""
-    if backend == "postgresql":
-        cluster: Cluster = request.getfixturevalue("postgresql_cluster")
-        return make_app(cluster.copy_database(request.getfixturevalue("example_postgresql")))
-    return make_app(_copy_of_example_file(tmp_path, request.getfixturevalue("example_database")))
+    example = "example_postgresql" if backend == "postgresql" else "example_database"
+    return make_app(copy_database(str(request.getfixturevalue(example))))
 
 
-def _copy_of_example_file(tmp_path: Path, example_database: Path) -> Path:
-    """The example file copied with SQLite's backup API (the template's connection may
-    still hold pages in its WAL) into a file created owner-only, as the app creates its
-    own."""
-    path = tmp_path / "survey.db"
-    create_owner_only_file(path)
-    with (
-        contextlib.closing(sqlite3.connect(example_database)) as source,
-        contextlib.closing(sqlite3.connect(path)) as copy,
-    ):
-        source.backup(copy)
-    return path
+@pytest.fixture(scope="session")
+def copy_database(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Callable[[str], str]:
+    """Copy a database whole on its own backend; the copy's ``DATABASE`` setting.
+
+    A SQLite file is copied with SQLite's backup API (the source's connection may still
+    hold pages in its WAL) into a file created owner-only, as the app creates its own; a
+    PostgreSQL database with ``CREATE DATABASE ... TEMPLATE``.
+    """
+
+    def copy(setting: str) -> str:
+        if backends.is_postgresql(setting):
+            cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+            return cluster.copy_database(setting)
+        path = tmp_path_factory.mktemp("db") / "survey.db"
+        create_owner_only_file(path)
+        with (
+            contextlib.closing(sqlite3.connect(setting)) as source,
+            contextlib.closing(sqlite3.connect(path)) as target,
+        ):
+            source.backup(target)
+        return str(path)
+
+    return copy
 
 
 @pytest.fixture
@@ -161,9 +172,8 @@ def runner(app: Flask) -> FlaskCliRunner:
 @pytest.fixture
 def database(app: Flask) -> Iterator[Database]:
     """The app's database opened on its own connection, as a thief or an auditor would."""
-    db = backends.connect(app.config["DATABASE"])
-    yield db
-    db.conn.close()
+    with opened(app.config["DATABASE"]) as db:
+        yield db
 
 
 @pytest.fixture
