@@ -126,10 +126,17 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def app(backend: str, copy_database: Callable[[str], str], request: pytest.FixtureRequest) -> Flask:
+def app(
+    backend: str, copy_database: Callable[[str], str], request: pytest.FixtureRequest
+) -> Iterator[Flask]:
     """A fresh app on its own database: the example survey, no response, no account."""
-    example = "example_postgresql" if backend == "postgresql" else "example_database"
-    return make_app(copy_database(str(request.getfixturevalue(example))))
+    if backend == "sqlite":
+        yield make_app(copy_database(str(request.getfixturevalue("example_database"))))
+        return
+    setting = copy_database(request.getfixturevalue("example_postgresql"))
+    yield make_app(setting)
+    cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+    cluster.drop_database(setting)
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,11 @@ import pytest
 
 BACKENDS = ("sqlite", "postgresql")
 SERVICE_USER = "postgres"
+# How CREATE DATABASE copies the template: PostgreSQL 15's default, WAL_LOG, writes every
+# page of the template (8.5 MB, mostly the system catalogue) into the WAL; FILE_COPY
+# copies the files after a checkpoint, cheap with fsync off. Measured per copy on this
+# two-core machine: 33-40 ms against 48-127 ms idle, alike (150-300 ms) under load.
+STRATEGY = "FILE_COPY"
 
 
 def server_binaries() -> Path | None:
@@ -91,8 +96,17 @@ class Cluster:
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
                     [template],
                 )
-                conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+                conn.execute(f"CREATE DATABASE {name} TEMPLATE {template} STRATEGY {STRATEGY}")
         return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        """Remove a test's database, ending whatever is still connected to it (the app's
+        kept connection): each copy holds 8.5 MB, hundreds of them gigabytes."""
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {conninfo_to_dict(url)['dbname']} WITH (FORCE)")
 
     def _run(self, program: str, *arguments: str) -> None:
         command = [str(self.binaries / program), *arguments]
