@@ -63,6 +63,14 @@ class CompiledTemplates(jinja2.BytecodeCache):
 COMPILED_TEMPLATES = CompiledTemplates()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "both_backends: a browser test of a flow that stores, served on PostgreSQL too "
+        "(the other browser tests run on SQLite alone)",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave out the PostgreSQL run of a test marked ``sqlite_only``."""
     kept, left = [], []
