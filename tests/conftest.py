@@ -71,17 +71,44 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backends",
+        default=",".join(BACKENDS),
+        help="the storage backends that tests taking one run on, comma-separated "
+        f"(default: {','.join(BACKENDS)})",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the PostgreSQL run of a test marked ``sqlite_only``."""
+    """Leave out the runs on a backend ``--backends`` does not name, and the PostgreSQL
+    run of a test marked ``sqlite_only``."""
+    chosen = {name.strip() for name in config.getoption("backends").split(",")}
+    if not chosen <= set(BACKENDS):
+        raise pytest.UsageError(f"--backends: choose among {', '.join(BACKENDS)}")
     kept, left = [], []
     for item in items:
-        on_postgresql = (
-            getattr(item, "callspec", None) and item.callspec.params.get("backend") == "postgresql"
+        backend = _backend_of(item)
+        leave = backend is not None and (
+            backend not in chosen
+            or (backend == "postgresql" and item.get_closest_marker("sqlite_only") is not None)
         )
-        (left if on_postgresql and item.get_closest_marker("sqlite_only") else kept).append(item)
+        (left if leave else kept).append(item)
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept
+
+
+def _backend_of(item: pytest.Item) -> str | None:
+    """The backend a test runs on (the ``backend`` of its app, the ``server_backend`` of
+    its served app), or None for a test that takes none."""
+    params = (
+        item.callspec.params
+        if isinstance(item, pytest.Function) and hasattr(item, "callspec")
+        else {}
+    )
+    backend = params.get("backend", params.get("server_backend"))
+    return None if backend is None else str(backend)
 
 
 def make_app(path: Path | str, **settings: object) -> Flask:

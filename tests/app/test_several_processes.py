@@ -128,11 +128,17 @@ def _start(name: str, workdir: Path, env: dict[str, str]) -> tuple[subprocess.Po
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
+def server_backend(request: pytest.FixtureRequest) -> str:
+    """Which storage backend both servers share."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
 def servers(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    tmp_path_factory: pytest.TempPathFactory, server_backend: str, request: pytest.FixtureRequest
 ) -> Iterator[Servers]:
     workdir = tmp_path_factory.mktemp("two-servers")
-    if request.param == "postgresql":
+    if server_backend == "postgresql":
         cluster: Cluster = request.getfixturevalue("postgresql_cluster")
         database = cluster.new_database()
     else:
