@@ -66,8 +66,8 @@ COMPILED_TEMPLATES = CompiledTemplates()
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "both_backends: a browser test of a flow that stores, served on PostgreSQL too "
-        "(the other browser tests run on SQLite alone)",
+        "both_backends: a slow or browser test run on PostgreSQL too (flows that store, "
+        "several servers); other slow and browser tests run on SQLite alone",
     )
 
 
@@ -78,20 +78,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the storage backends that tests taking one run on, comma-separated "
         f"(default: {','.join(BACKENDS)})",
     )
+    parser.addoption(
+        "--every-backend",
+        action="store_true",
+        help="run slow and browser tests on PostgreSQL too, not only those marked both_backends",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave out the runs on a backend ``--backends`` does not name, and the PostgreSQL
-    run of a test marked ``sqlite_only``."""
+    runs that ``_sqlite_alone`` keeps to SQLite."""
     chosen = {name.strip() for name in config.getoption("backends").split(",")}
     if not chosen <= set(BACKENDS):
         raise pytest.UsageError(f"--backends: choose among {', '.join(BACKENDS)}")
-    kept, left = [], []
+    every = bool(config.getoption("every_backend"))
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
     for item in items:
         backend = _backend_of(item)
         leave = backend is not None and (
-            backend not in chosen
-            or (backend == "postgresql" and item.get_closest_marker("sqlite_only") is not None)
+            backend not in chosen or (backend == "postgresql" and _sqlite_alone(item, every))
         )
         (left if leave else kept).append(item)
     if left:
@@ -109,6 +115,18 @@ def _backend_of(item: pytest.Item) -> str | None:
     )
     backend = params.get("backend", params.get("server_backend"))
     return None if backend is None else str(backend)
+
+
+def _sqlite_alone(item: pytest.Item, every: bool) -> bool:
+    """Whether a test's PostgreSQL run is left out: a check of SQLite's own files
+    (``sqlite_only``) always; a slow or browser test unless it is marked ``both_backends``
+    (a flow that stores, several servers) or ``--every-backend`` is given. Their
+    PostgreSQL runs would add about 6 minutes to the suite's 10 for storage paths that
+    the fast tests already cover on PostgreSQL (docs/contributing.md)."""
+    if item.get_closest_marker("sqlite_only") is not None:
+        return True
+    costly = any(item.get_closest_marker(name) for name in ("slow", "browser"))
+    return costly and not every and item.get_closest_marker("both_backends") is None
 
 
 def make_app(path: Path | str, **settings: object) -> Flask:

@@ -95,6 +95,7 @@ def test_stored_row_holds_only_the_allowed_fields(client: FlaskClient, database:
 
 def test_database_schema_has_no_identifying_columns(database: Database) -> None:
     columns = {c for table in table_names(database) for c in column_names(database, table)}
+    assert STORED_COLUMNS <= columns  # the catalogue was read
     for forbidden in ("ip", "user_agent", "remote_addr", "created_at", "timestamp"):
         assert forbidden not in columns
 

@@ -34,7 +34,8 @@ from tests.support.researchers import PASSWORD
 from tests.support.respondents import hidden_fields
 from tests.support.stored import opened
 
-pytestmark = pytest.mark.slow
+# Several servers on one database: the point of PostgreSQL, run on it too.
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 OWNER = "ada"
 LOGIN_LIMIT = 6  # LOGIN_RATE_LIMIT per minute, per address, for both servers together

@@ -172,12 +172,11 @@ def _served(workdir: Path, env: dict[str, str]) -> Iterator[LiveServer]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Serve a test on SQLite, and on PostgreSQL too when it is marked ``both_backends``
-    (the flows that store: answering, publishing, deleting). The backend is a session
-    parameter, so each backend's server starts once and the tests are grouped by it."""
+    """Serve a test once per backend (tests/conftest.py leaves out the PostgreSQL runs of
+    tests not marked ``both_backends``). The backend is a session parameter, so each
+    backend's server starts once and the tests are grouped by it."""
     if {"live_server", "empty_server"} & set(metafunc.fixturenames):
-        marked = metafunc.definition.get_closest_marker("both_backends") is not None
-        metafunc.parametrize("server_backend", BACKENDS if marked else ("sqlite",), scope="session")
+        metafunc.parametrize("server_backend", BACKENDS, scope="session")
 
 
 def _new_database(backend: str, workdir: Path, request: pytest.FixtureRequest) -> str:

@@ -219,6 +219,7 @@ def test_nothing_finer_than_the_day_is_stored(
     # Neither the token nor its issue time is anywhere in the database, nor a table of
     # counts per minute (bursts are counted in memory).
     tables = auditor.table_names(database)
+    assert {"responses", "surveys", "tallies"} <= set(tables)  # the catalogue was read
     for table in tables:
         for stored in auditor.rows(database, table):
             for value in stored.values():
