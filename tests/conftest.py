@@ -189,7 +189,7 @@ def app(
     setting = copy_database(request.getfixturevalue("example_postgresql"))
     yield make_app(setting)
     cluster: Cluster = request.getfixturevalue("postgresql_cluster")
-    cluster.drop_database(setting)
+    cluster.release_database(setting)
 
 
 @pytest.fixture(scope="session")
