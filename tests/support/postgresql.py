@@ -111,7 +111,7 @@ class Cluster:
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
 
-        self.released.append(conninfo_to_dict(url)["dbname"])
+        self.released.append(str(conninfo_to_dict(url)["dbname"]))
         with psycopg.connect(self.url(), autocommit=True) as conn:
             busy = {
                 name

@@ -106,6 +106,23 @@ def tally_cells(database: Database) -> dict[str, dict[str, int]]:
     return cells
 
 
+def stored_answers(
+    setting: str, slug: str | None = None, submission_id: str | None = None
+) -> list[dict[str, Any]]:
+    """The stored responses' answers, in the order stored: every response, the survey
+    ``slug``'s, or the one stored under ``submission_id`` (a form token's random part)."""
+    conditions, parameters = [], []
+    if slug is not None:
+        conditions.append("survey_id = (SELECT id FROM surveys WHERE slug = ?)")
+        parameters.append(slug)
+    if submission_id is not None:
+        conditions.append("submission_id = ?")
+        parameters.append(submission_id)
+    with opened(setting) as db:
+        found = rows(db, "responses", " AND ".join(conditions), parameters)
+    return [json.loads(row["answers"]) for row in found]
+
+
 def stored_cells(app: Flask) -> dict[str, dict[str, int]]:
     """``tally_cells`` of the app's database, read on a connection of its own."""
     with opened(app.config["DATABASE"]) as db:
