@@ -237,6 +237,30 @@ def database(app: Flask) -> Iterator[Database]:
 
 
 @pytest.fixture
+def new_database(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[[], Database]]:
+    """Open new, empty, migrated databases on the test's backend (for storage tests that
+    need one or two without an app); all closed when the test ends."""
+    opened_here: list[Database] = []
+
+    def new() -> Database:
+        if backend == "postgresql":
+            cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+            setting = cluster.new_database()
+        else:
+            setting = str(tmp_path / f"survey-{len(opened_here)}.db")
+        db = backends.connect(setting)
+        opened_here.append(db)
+        backends.migrate(db)
+        return db
+
+    yield new
+    for db in opened_here:
+        db.conn.close()
+
+
+@pytest.fixture
 def researcher(app: Flask) -> str:
     from survey_app.storage.accounts import create_researcher
 

@@ -9,6 +9,7 @@ Only the catalogue (which tables, which columns) differs by backend, and only he
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -21,6 +22,14 @@ from survey_app.storage.backends import Database
 from survey_app.storage.postgresql import PostgresDatabase
 
 from .examples import KEYS, SLUG
+
+try:
+    import psycopg
+
+    #: What a broken constraint raises, on either backend.
+    INTEGRITY_ERRORS: tuple[type[Exception], ...] = (sqlite3.IntegrityError, psycopg.IntegrityError)
+except ImportError:  # SQLite alone: the postgres extra is not installed
+    INTEGRITY_ERRORS = (sqlite3.IntegrityError,)
 
 
 @contextmanager
