@@ -26,7 +26,7 @@ from survey_app.storage.surveys import (
     survey_source,
 )
 from tests.support.paths import ROOT
-from tests.support.stored import INTEGRITY_ERRORS
+from tests.support.stored import INTEGRITY_ERRORS, broken_references
 
 MULTILINGUAL = ROOT / "examples" / "multilingual-survey.yaml"
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
@@ -305,7 +305,7 @@ def test_a_draft_is_replaced_in_place_with_a_new_slug(db: Database) -> None:
     assert db.execute("SELECT count(*) FROM survey_viewers").fetchone()[0] == 1
     assert db.execute("SELECT count(*) FROM questions").fetchone()[0] == 2
     assert [row[0] for row in db.execute("SELECT fingerprint FROM designs")] == [replaced.design]
-    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert broken_references(db) == []
 
 
 def test_replacing_onto_a_taken_slug_changes_nothing(db: Database) -> None:
@@ -341,7 +341,7 @@ def test_a_draft_that_shares_its_design_hands_it_over(db: Database) -> None:
     record_response(db, twin, {"often": 1, "hours": True}, "submission-000000000001")
     delete_draft(db, first)
     assert db.execute("SELECT survey_id FROM designs").fetchall() == [(twin.id,)]
-    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert broken_references(db) == []
 
 
 @pytest.mark.parametrize("change", [replace_draft, delete_draft], ids=["replace", "delete"])

@@ -82,6 +82,16 @@ def column_names(db: Database, table: str) -> list[str]:
     return [row[1] for row in db.execute("SELECT * FROM pragma_table_info(?)", [table])]
 
 
+def broken_references(db: Database) -> list[Any]:
+    """Rows whose foreign keys point nowhere. SQLite checks them on request; PostgreSQL
+    enforces every foreign key as rows change, so there it names the constraints not
+    validated (only those could let such a row in)."""
+    if isinstance(db, PostgresDatabase):
+        sql = "SELECT conname FROM pg_constraint WHERE contype = 'f' AND NOT convalidated"
+        return list(db.execute(sql).fetchall())
+    return list(db.execute("PRAGMA foreign_key_check").fetchall())
+
+
 def database_bytes(setting: str) -> bytes:
     """The bytes a thief copying the database's files now would get.
 
