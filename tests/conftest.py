@@ -242,22 +242,24 @@ def new_database(
 ) -> Iterator[Callable[[], Database]]:
     """Open new, empty, migrated databases on the test's backend (for storage tests that
     need one or two without an app); all closed when the test ends."""
-    opened_here: list[Database] = []
+    made: list[tuple[str, Database]] = []
 
     def new() -> Database:
         if backend == "postgresql":
             cluster: Cluster = request.getfixturevalue("postgresql_cluster")
             setting = cluster.new_database()
         else:
-            setting = str(tmp_path / f"survey-{len(opened_here)}.db")
+            setting = str(tmp_path / f"survey-{len(made)}.db")
         db = backends.connect(setting)
-        opened_here.append(db)
+        made.append((setting, db))
         backends.migrate(db)
         return db
 
     yield new
-    for db in opened_here:
+    for setting, db in made:
         db.conn.close()
+        if backends.is_postgresql(setting):
+            request.getfixturevalue("postgresql_cluster").release_database(setting)
 
 
 @pytest.fixture

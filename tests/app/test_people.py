@@ -10,7 +10,6 @@ an account's sessions really ends them, on other browsers too.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import werkzeug.security
@@ -403,10 +402,10 @@ def test_recent_events_are_on_the_people_page(admin: FlaskClient) -> None:
     )
 
 
-def test_set_password_links_are_rate_limited(tmp_path: Path) -> None:
+def test_set_password_links_are_rate_limited(database_url: str) -> None:
     app = create_app(
         {
-            "DATABASE": str(tmp_path / "s.db"),
+            "DATABASE": database_url,
             "SECRET_KEY": "k",
             "RATE_LIMITS": True,
             "LOGIN_RATE_LIMIT": "3 per minute",

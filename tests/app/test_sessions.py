@@ -14,7 +14,6 @@ import datetime
 import re
 import time
 from http.cookies import SimpleCookie
-from pathlib import Path
 
 import itsdangerous
 import pytest
@@ -232,8 +231,8 @@ def test_a_record_kept_in_the_old_session_cookie_still_counts(
         assert answered.record_name(SLUG) in record_cookies(response)  # moved into its own
 
 
-def test_passwords_are_hashed_at_owasp_parameters(tmp_path: Path) -> None:
-    app = create_app({"DATABASE": str(tmp_path / "s.db"), "SECRET_KEY": "k"})
+def test_passwords_are_hashed_at_owasp_parameters(database_url: str) -> None:
+    app = create_app({"DATABASE": database_url, "SECRET_KEY": "k"})
     assert app.config["PASSWORD_HASH_METHOD"] == "scrypt:131072:8:1"
     with app.app_context():
         create_researcher(get_db(), "grace", PASSWORD)

@@ -155,9 +155,12 @@ def postgresql_cluster() -> Iterator[Cluster]:
 
 
 @pytest.fixture
-def database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def database_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """The ``DATABASE`` setting of a new, empty database, once for each backend."""
     if backend == "sqlite":
-        return str(tmp_path / "survey.db")
+        yield str(tmp_path / "survey.db")
+        return
     cluster: Cluster = request.getfixturevalue("postgresql_cluster")
-    return cluster.new_database()
+    url = cluster.new_database()
+    yield url
+    cluster.release_database(url)
