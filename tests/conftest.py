@@ -121,8 +121,8 @@ def _sqlite_alone(item: pytest.Item, every: bool) -> bool:
     """Whether a test's PostgreSQL run is left out: a check of SQLite's own files
     (``sqlite_only``) always; a slow or browser test unless it is marked ``both_backends``
     (a flow that stores, several servers) or ``--every-backend`` is given. Their
-    PostgreSQL runs would add about 6 minutes to the suite's 10 for storage paths that
-    the fast tests already cover on PostgreSQL (docs/contributing.md)."""
+    PostgreSQL runs would add minutes to the suite's 10 (3.5 for the slow tests alone)
+    for storage paths the fast tests already cover on PostgreSQL (docs/contributing.md)."""
     if item.get_closest_marker("sqlite_only") is not None:
         return True
     costly = any(item.get_closest_marker(name) for name in ("slow", "browser"))
