@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import jinja2
@@ -38,7 +38,7 @@ from tests.support.postgresql import (  # noqa: F401 (fixtures offered to every 
     postgresql_cluster,
 )
 from tests.support.researchers import PASSWORD, Clock, log_in
-from tests.support.stored import StoredState
+from tests.support.stored import StoredState, opened
 
 
 class CompiledTemplates(jinja2.BytecodeCache):
@@ -63,17 +63,70 @@ class CompiledTemplates(jinja2.BytecodeCache):
 COMPILED_TEMPLATES = CompiledTemplates()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "both_backends: a slow or browser test run on PostgreSQL too (flows that store, "
+        "several servers); other slow and browser tests run on SQLite alone",
+    )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backends",
+        default=",".join(BACKENDS),
+        help="the storage backends that tests taking one run on, comma-separated "
+        f"(default: {','.join(BACKENDS)})",
+    )
+    parser.addoption(
+        "--every-backend",
+        action="store_true",
+        help="run slow and browser tests on PostgreSQL too, not only those marked both_backends",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the PostgreSQL run of a test marked ``sqlite_only``."""
-    kept, left = [], []
+    """Leave out the runs on a backend ``--backends`` does not name, and the PostgreSQL
+    runs that ``_sqlite_alone`` keeps to SQLite."""
+    chosen = {name.strip() for name in config.getoption("backends").split(",")}
+    if not chosen <= set(BACKENDS):
+        raise pytest.UsageError(f"--backends: choose among {', '.join(BACKENDS)}")
+    every = bool(config.getoption("every_backend"))
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
     for item in items:
-        on_postgresql = (
-            getattr(item, "callspec", None) and item.callspec.params.get("backend") == "postgresql"
+        backend = _backend_of(item)
+        leave = backend is not None and (
+            backend not in chosen or (backend == "postgresql" and _sqlite_alone(item, every))
         )
-        (left if on_postgresql and item.get_closest_marker("sqlite_only") else kept).append(item)
+        (left if leave else kept).append(item)
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = kept
+
+
+def _backend_of(item: pytest.Item) -> str | None:
+    """The backend a test runs on (the ``backend`` of its app, the ``server_backend`` of
+    its served app), or None for a test that takes none."""
+    params = (
+        item.callspec.params
+        if isinstance(item, pytest.Function) and hasattr(item, "callspec")
+        else {}
+    )
+    backend = params.get("backend", params.get("server_backend"))
+    return None if backend is None else str(backend)
+
+
+def _sqlite_alone(item: pytest.Item, every: bool) -> bool:
+    """Whether a test's PostgreSQL run is left out: a check of SQLite's own files
+    (``sqlite_only``) always; a slow or browser test unless it is marked ``both_backends``
+    (a flow that stores, several servers) or ``--every-backend`` is given. Their
+    PostgreSQL runs would add minutes to the suite's 10 (3.5 for the slow tests alone)
+    for storage paths the fast tests already cover on PostgreSQL (docs/contributing.md)."""
+    if item.get_closest_marker("sqlite_only") is not None:
+        return True
+    costly = any(item.get_closest_marker(name) for name in ("slow", "browser"))
+    return costly and not every and item.get_closest_marker("both_backends") is None
 
 
 def make_app(path: Path | str, **settings: object) -> Flask:
@@ -126,26 +179,44 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def app(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Flask:
+def app(
+    backend: str, copy_database: Callable[[str], str], request: pytest.FixtureRequest
+) -> Iterator[Flask]:
     """A fresh app on its own database: the example survey, no response, no account."""
-    if backend == "postgresql":
-        cluster: Cluster = request.getfixturevalue("postgresql_cluster")
-        return make_app(cluster.copy_database(request.getfixturevalue("example_postgresql")))
-    return make_app(_copy_of_example_file(tmp_path, request.getfixturevalue("example_database")))
+    if backend == "sqlite":
+        yield make_app(copy_database(str(request.getfixturevalue("example_database"))))
+        return
+    setting = copy_database(request.getfixturevalue("example_postgresql"))
+    yield make_app(setting)
+    cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+    cluster.release_database(setting)
 
 
-def _copy_of_example_file(tmp_path: Path, example_database: Path) -> Path:
-    """The example file copied with SQLite's backup API (the template's connection may
-    still hold pages in its WAL) into a file created owner-only, as the app creates its
-    own."""
-    path = tmp_path / "survey.db"
-    create_owner_only_file(path)
-    with (
-        contextlib.closing(sqlite3.connect(example_database)) as source,
-        contextlib.closing(sqlite3.connect(path)) as copy,
-    ):
-        source.backup(copy)
-    return path
+@pytest.fixture(scope="session")
+def copy_database(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Callable[[str], str]:
+    """Copy a database whole on its own backend; the copy's ``DATABASE`` setting.
+
+    A SQLite file is copied with SQLite's backup API (the source's connection may still
+    hold pages in its WAL) into a file created owner-only, as the app creates its own; a
+    PostgreSQL database with ``CREATE DATABASE ... TEMPLATE``.
+    """
+
+    def copy(setting: str) -> str:
+        if backends.is_postgresql(setting):
+            cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+            return cluster.copy_database(setting)
+        path = tmp_path_factory.mktemp("db") / "survey.db"
+        create_owner_only_file(path)
+        with (
+            contextlib.closing(sqlite3.connect(setting)) as source,
+            contextlib.closing(sqlite3.connect(path)) as target,
+        ):
+            source.backup(target)
+        return str(path)
+
+    return copy
 
 
 @pytest.fixture
@@ -161,9 +232,34 @@ def runner(app: Flask) -> FlaskCliRunner:
 @pytest.fixture
 def database(app: Flask) -> Iterator[Database]:
     """The app's database opened on its own connection, as a thief or an auditor would."""
-    db = backends.connect(app.config["DATABASE"])
-    yield db
-    db.conn.close()
+    with opened(app.config["DATABASE"]) as db:
+        yield db
+
+
+@pytest.fixture
+def new_database(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[[], Database]]:
+    """Open new, empty, migrated databases on the test's backend (for storage tests that
+    need one or two without an app); all closed when the test ends."""
+    made: list[tuple[str, Database]] = []
+
+    def new() -> Database:
+        if backend == "postgresql":
+            cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+            setting = cluster.new_database()
+        else:
+            setting = str(tmp_path / f"survey-{len(made)}.db")
+        db = backends.connect(setting)
+        made.append((setting, db))
+        backends.migrate(db)
+        return db
+
+    yield new
+    for setting, db in made:
+        db.conn.close()
+        if backends.is_postgresql(setting):
+            request.getfixturevalue("postgresql_cluster").release_database(setting)
 
 
 @pytest.fixture

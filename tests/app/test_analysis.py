@@ -4,18 +4,16 @@ and CSVs (``/research/surveys/<slug>/groups`` and ``/regression``)."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 import math
-import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 from scipy.special import expit
@@ -191,35 +189,29 @@ def simulate_responses(app: Flask, n: int = RESPONSES, seed: int = 20261121) -> 
 
 
 @pytest.fixture(scope="module")
-def simulated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the first ``simulated`` test keeps its database for the others to copy."""
-    return tmp_path_factory.mktemp("simulated") / "survey.db"
-
-
-def copy_database(source: Path | str, target: Path | str) -> None:
-    """``source``'s whole content into ``target``, through SQLite's backup API (WAL included)."""
-    with (
-        contextlib.closing(sqlite3.connect(source)) as reading,
-        contextlib.closing(sqlite3.connect(target)) as writing,
-    ):
-        reading.backup(writing)
+def simulated_templates() -> dict[str, str]:
+    """The database the first ``simulated`` test of each backend kept for the others."""
+    return {}
 
 
 @pytest.fixture
-def simulated(studied: Flask, simulated_template: Path) -> Flask:
+def simulated(
+    studied: Flask,
+    backend: str,
+    simulated_templates: dict[str, str],
+    copy_database: Callable[[str], str],
+) -> Flask:
     """The studied survey with RESPONSES simulated respondents. They are stored once per
-    module (4,000 ``record_response`` calls took 7-15 s) and copied into each later test's
-    own database, which ``studied`` left in the same state the first one was in."""
-    database = studied.config["DATABASE"]
-    if simulated_template.exists():
-        copy_database(simulated_template, database)
-    else:
+    module and backend (4,000 ``record_response`` calls took 7-15 s) and each test's app
+    moves to a copy of that database, which ``studied`` left in the state it builds."""
+    if backend not in simulated_templates:
         simulate_responses(studied)
-        copy_database(database, simulated_template)
+        simulated_templates[backend] = copy_database(studied.config["DATABASE"])
+    studied.config["DATABASE"] = copy_database(simulated_templates[backend])
     return studied
 
 
-def stored_rows(database: sqlite_utils.Database) -> list[dict[str, Any]]:
+def stored_rows(database: Database) -> list[dict[str, Any]]:
     """Every stored response's answers, read the slow way (tests only)."""
     return [json.loads(row[0]) for row in database.execute("SELECT answers FROM responses")]
 
@@ -253,7 +245,7 @@ def test_the_regression_recovers_the_true_model_through_storage(simulated: Flask
 
 
 def test_the_fit_from_counts_equals_the_fit_from_every_row(
-    simulated: Flask, database: sqlite_utils.Database
+    simulated: Flask, database: Database
 ) -> None:
     """The weighted distinct rows give exactly the per-response fit."""
     with simulated.app_context():
@@ -308,7 +300,7 @@ def test_an_option_of_a_choice_is_fitted_against_the_rest(
 
 
 def test_by_group_estimates_equal_the_library_on_hand_counts(
-    simulated: Flask, database: sqlite_utils.Database
+    simulated: Flask, database: Database
 ) -> None:
     rows = stored_rows(database)
     with simulated.app_context():
@@ -338,7 +330,7 @@ def test_by_group_estimates_equal_the_library_on_hand_counts(
 
 
 def test_a_number_s_mean_by_group_is_the_dashboard_s_estimator_on_each_group(
-    simulated: Flask, database: sqlite_utils.Database
+    simulated: Flask, database: Database
 ) -> None:
     """Drinks (uniform on 0..20, mean 10, in every year) by year: each group's mean is
     ``estimate_mean`` on that group's sums made by hand, within 5 standard errors of 10,
@@ -381,9 +373,7 @@ def test_a_number_s_mean_by_group_is_the_dashboard_s_estimator_on_each_group(
     assert category.difference == expected
 
 
-def test_each_option_by_a_number_covariate_with_skips(
-    simulated: Flask, database: sqlite_utils.Database
-) -> None:
+def test_each_option_by_a_number_covariate_with_skips(simulated: Flask, database: Database) -> None:
     """Every option of an OUE question by age: a number's distinct values are the groups,
     responses without an age or a device belong to none, and each option reads its own
     bit."""

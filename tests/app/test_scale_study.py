@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pyreadstat
 import pytest
-import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.survey_yaml import definition_yaml
+from survey_app.storage.backends import Database
 from survey_app.storage.surveys import get_survey, store_survey, survey_definition
 from survey_app.web.database_session import get_db
 from tests.support.respondents import fresh_form
+from tests.support.stored import count
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "rating-scales.yaml"
 SLUG = "rating-scales"
@@ -62,7 +63,7 @@ def test_the_page_asks_each_scale_as_its_labels_in_order(app: Flask) -> None:
 
 
 def test_scores_are_stored_with_the_question_and_given_back(
-    answered: Flask, database: sqlite_utils.Database
+    answered: Flask, database: Database
 ) -> None:
     with answered.app_context():
         survey = get_survey(get_db(), SLUG)
@@ -80,25 +81,25 @@ def test_scores_are_stored_with_the_question_and_given_back(
 
 
 def test_an_answer_off_the_scale_is_refused_and_nothing_stored(
-    answered: Flask, database: sqlite_utils.Database
+    answered: Flask, database: Database
 ) -> None:
     respondent = answered.test_client()
     form = fresh_form(respondent, SLUG)
     response = respondent.post(f"/s/{SLUG}", data={**form, **_answers(0), "binge": "4"})
     assert response.status_code == 400
     assert 'value="0" checked' not in response.get_data(as_text=True)
-    assert database["responses"].count == RESPONDENTS
+    assert count(database, "responses") == RESPONDENTS
 
 
 def test_a_client_randomized_scale_report_is_stored_as_sent(
-    answered: Flask, database: sqlite_utils.Database
+    answered: Flask, database: Database
 ) -> None:
     respondent = answered.test_client()
     form = fresh_form(respondent, SLUG)
     reports = {"year": "1", "binge": "3", "days_low": "0101", "satisfied": "0"}
     response = respondent.post(f"/s/{SLUG}", data={**form, **reports, "randomized": "client"})
     assert response.status_code == 200
-    assert database["responses"].count == RESPONDENTS + 1
+    assert count(database, "responses") == RESPONDENTS + 1
     for off_scale in ({"binge": "4"}, {"days_low": "01011"}, {"satisfied": "5"}):
         other = answered.test_client()
         refused = other.post(
@@ -106,7 +107,7 @@ def test_a_client_randomized_scale_report_is_stored_as_sent(
             data={**fresh_form(other, SLUG), **reports, **off_scale, "randomized": "client"},
         )
         assert refused.status_code == 400, off_scale
-    assert database["responses"].count == RESPONDENTS + 1
+    assert count(database, "responses") == RESPONDENTS + 1
 
 
 def test_the_dashboard_shows_the_distribution_and_the_mean_score(

@@ -3,16 +3,15 @@ round trip through storage and back out as YAML."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
-import sqlite_utils
 
 from survey_app.domain.definitions import load_definition, parse_definition
 from survey_app.domain.survey_limits import MAX_QUESTIONS, MAX_SECTIONS
 from survey_app.domain.survey_model import SectionDefinition, SectionTexts, SurveyDefinitionError
 from survey_app.domain.survey_yaml import definition_yaml
-from survey_app.storage.database import connect, migrate
+from survey_app.storage.backends import Database
 from survey_app.storage.surveys import get_survey, store_survey, survey_definition, survey_source
 from tests.support.paths import ROOT
 
@@ -49,10 +48,8 @@ sections:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> sqlite_utils.Database:
-    database = connect(tmp_path / "survey.db")
-    migrate(database)
-    return database
+def db(new_database: Callable[[], Database]) -> Database:
+    return new_database()
 
 
 def raised(text: str) -> SurveyDefinitionError:
@@ -197,7 +194,7 @@ def test_the_example_has_three_sections_and_a_plain_covariate_first() -> None:
 
 @pytest.mark.parametrize("text", [SECTIONED, TWO_LANGUAGES, EXAMPLE.read_text("utf-8")])
 def test_sections_round_trip_through_storage_and_the_generated_yaml(
-    db: sqlite_utils.Database, tmp_path: Path, text: str
+    db: Database, new_database: Callable[[], Database], text: str
 ) -> None:
     """import → export (the YAML generated from the stored survey) → import: equal."""
     stored = store_survey(db, parse_definition(text))
@@ -205,8 +202,7 @@ def test_sections_round_trip_through_storage_and_the_generated_yaml(
     db.execute("UPDATE surveys SET source = NULL")
     generated = survey_source(db, stored)
     assert "sections:" in generated and "\nquestions:" not in generated
-    other = connect(tmp_path / "other.db")
-    migrate(other)
+    other = new_database()
     again = store_survey(other, parse_definition(generated))
     assert again == stored
     assert survey_definition(again).sections == stored.sections
@@ -214,7 +210,7 @@ def test_sections_round_trip_through_storage_and_the_generated_yaml(
 
 
 def test_a_stored_survey_gives_each_section_its_questions_in_every_language(
-    db: sqlite_utils.Database,
+    db: Database,
 ) -> None:
     stored = store_survey(db, parse_definition(TWO_LANGUAGES))
     survey = get_survey(db, "sleep")
@@ -226,6 +222,6 @@ def test_a_stored_survey_gives_each_section_its_questions_in_every_language(
     assert korean.localized("en").sections == survey.sections
 
 
-def test_a_survey_of_one_page_stores_no_sections(db: sqlite_utils.Database) -> None:
+def test_a_survey_of_one_page_stores_no_sections(db: Database) -> None:
     store_survey(db, parse_definition("slug: s\ntitle: T\nquestions:\n  - {key: a, text: A}\n"))
     assert db.execute("SELECT sections FROM surveys WHERE slug = 's'").fetchone() == ("[]",)

@@ -11,17 +11,16 @@ import json
 import re
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 from itsdangerous import URLSafeTimedSerializer
 
 from survey_app import create_app
 from survey_app.domain.definitions import load_definition, parse_definition
+from survey_app.storage.backends import Database
 from survey_app.storage.invitations import create_invitations
 from survey_app.storage.surveys import Question, Survey, store_survey
 from survey_app.web import form_tokens
@@ -29,6 +28,8 @@ from survey_app.web.database_session import get_db
 from survey_app.web.respond import carried_reports, section_steps
 from tests.support.invitations import start
 from tests.support.paths import ROOT
+from tests.support.stored import count, opened
+from tests.support.stored import rows as stored_rows
 
 SLUG = "student-health-sections"
 URL = f"/s/{SLUG}"
@@ -67,8 +68,8 @@ def shown_section(page: str) -> int:
     return int(match.group(1))
 
 
-def rows(database: sqlite_utils.Database) -> list[dict[str, Any]]:
-    return [json.loads(row["answers"]) for row in database.query("SELECT answers FROM responses")]
+def rows(database: Database) -> list[dict[str, Any]]:
+    return [json.loads(row["answers"]) for row in stored_rows(database, "responses")]
 
 
 def empty(page: str) -> bool:
@@ -155,7 +156,7 @@ def test_the_other_sections_are_shown_only_where_the_page_would_be(app: Flask) -
 
 
 def test_without_javascript_each_section_is_a_page_and_the_response_is_stored_once(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     walk = Walk(app.test_client())
     token = hidden(walk.page)["submission_id"]
@@ -179,12 +180,12 @@ def test_without_javascript_each_section_is_a_page_and_the_response_is_stored_on
     assert len(rows(database)) == 1
 
 
-def test_only_the_post_that_stores_counts_towards_the_submission_limit(tmp_path: Path) -> None:
+def test_only_the_post_that_stores_counts_towards_the_submission_limit(database_url: str) -> None:
     """Two respondents walk three sections each (six POSTs) under a limit of two
     submissions a minute and both are stored; the third is refused at its first Next."""
     limited = create_app(
         {
-            "DATABASE": str(tmp_path / "s.db"),
+            "DATABASE": database_url,
             "SECRET_KEY": "k",
             "RATE_LIMITS": True,
             "SUBMIT_RATE_LIMIT": "2 per minute",
@@ -201,11 +202,12 @@ def test_only_the_post_that_stores_counts_towards_the_submission_limit(tmp_path:
     walk = Walk(limited.test_client())
     walk.send({**ANSWERS[0], **NEXT})
     assert walk.status == 429
-    assert sqlite_utils.Database(tmp_path / "s.db")["responses"].count == 2
+    with opened(database_url) as database:
+        assert count(database, "responses") == 2
 
 
 def test_back_shows_the_section_before_empty_and_its_answers_are_replaced(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     walk = Walk(app.test_client())
     walk.send({**ANSWERS[0], **NEXT})
@@ -251,7 +253,7 @@ def lying_coins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("lying_coins")
 def test_the_carried_field_and_the_store_hold_reports_never_a_true_answer(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     walk = Walk(app.test_client())
     walk.send({**ANSWERS[0], **NEXT})
@@ -272,7 +274,7 @@ def test_the_carried_field_and_the_store_hold_reports_never_a_true_answer(
 
 
 def test_with_javascript_the_survey_is_sent_once_as_reports(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     """What randomize.js posts (no carried field): every section's reports at once."""
     client = app.test_client()
@@ -299,7 +301,7 @@ def test_with_javascript_the_survey_is_sent_once_as_reports(
 # Every tampered walk: 400, the survey shown again empty, nothing stored.
 
 
-def refused(walk: Walk, database: sqlite_utils.Database, section: int) -> None:
+def refused(walk: Walk, database: Database, section: int) -> None:
     assert walk.status == 400, walk.page
     assert "Nothing was stored" in walk.page and empty(walk.page)
     assert shown_section(walk.page) == section
@@ -314,7 +316,7 @@ def on_second_page(app: Flask) -> Walk:
 
 
 def test_a_carried_field_altered_is_refused_and_the_survey_starts_again(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     walk = on_second_page(app)
     carried = hidden(walk.page)[CARRIED]
@@ -328,7 +330,7 @@ def test_a_carried_field_altered_is_refused_and_the_survey_starts_again(
 
 
 def test_an_expired_carried_field_is_refused(
-    app: Flask, survey: Survey, database: sqlite_utils.Database, monkeypatch: pytest.MonkeyPatch
+    app: Flask, survey: Survey, database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [time.time()]
     monkeypatch.setattr(form_tokens, "now", lambda: now[0])
@@ -344,7 +346,7 @@ def test_an_expired_carried_field_is_refused(
 
 
 def test_a_carried_field_of_another_survey_is_refused(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     text = (ROOT / "examples" / "sections.yaml").read_text("utf-8")
     with app.app_context():
@@ -365,7 +367,7 @@ def test_a_carried_field_of_another_survey_is_refused(
 
 
 def test_a_carried_field_replayed_into_another_respondents_form_is_refused(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     first, second = on_second_page(app), on_second_page(app)
     second.send({**ANSWERS[1], **NEXT}, **{CARRIED: hidden(first.page)[CARRIED]})
@@ -382,7 +384,7 @@ def signed(payload: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("section", [3, -1, 7])
 def test_a_section_out_of_range_is_refused(
-    app: Flask, survey: Survey, database: sqlite_utils.Database, section: int
+    app: Flask, survey: Survey, database: Database, section: int
 ) -> None:
     walk = on_second_page(app)
     payload = {**carried_payload(walk.page), "section": section}
@@ -399,7 +401,7 @@ def test_the_key_signs_what_the_tests_forge(app: Flask, survey: Survey) -> None:
 
 
 def test_skipping_ahead_is_refused_and_the_section_shown_again(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     walk = on_second_page(app)
     carried = hidden(walk.page)[CARRIED]
@@ -413,7 +415,7 @@ def test_skipping_ahead_is_refused_and_the_section_shown_again(
 
 
 def test_fields_of_another_section_are_refused(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     walk = on_second_page(app)
     page = walk.send({**ANSWERS[1], **ANSWERS[0], **NEXT})
@@ -422,7 +424,7 @@ def test_fields_of_another_section_are_refused(
 
 
 def test_a_section_missing_an_answer_is_shown_again_empty(
-    app: Flask, survey: Survey, database: sqlite_utils.Database
+    app: Flask, survey: Survey, database: Database
 ) -> None:
     walk = on_second_page(app)
     page = walk.send({"cheated": "y", **NEXT})

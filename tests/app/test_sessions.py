@@ -14,11 +14,9 @@ import datetime
 import re
 import time
 from http.cookies import SimpleCookie
-from pathlib import Path
 
 import itsdangerous
 import pytest
-import sqlite_utils
 import werkzeug.security
 from flask import Flask
 from flask.testing import FlaskClient
@@ -27,12 +25,14 @@ from werkzeug.test import TestResponse
 from survey_app import create_app
 from survey_app.storage import accounts
 from survey_app.storage.accounts import create_researcher
+from survey_app.storage.backends import Database
 from survey_app.storage.surveys import get_survey, set_status
 from survey_app.web import answered_cookie as answered
 from survey_app.web.database_session import get_db
 from tests.support.examples import SLUG
 from tests.support.researchers import PASSWORD, Clock, log_in
 from tests.support.respondents import answers, fresh_form, hidden_fields
+from tests.support.stored import opened, rows
 
 IDLE = 30 * 60
 MAXIMUM = 8 * 3600
@@ -231,18 +231,19 @@ def test_a_record_kept_in_the_old_session_cookie_still_counts(
         assert answered.record_name(SLUG) in record_cookies(response)  # moved into its own
 
 
-def test_passwords_are_hashed_at_owasp_parameters(tmp_path: Path) -> None:
-    app = create_app({"DATABASE": str(tmp_path / "s.db"), "SECRET_KEY": "k"})
+def test_passwords_are_hashed_at_owasp_parameters(database_url: str) -> None:
+    app = create_app({"DATABASE": database_url, "SECRET_KEY": "k"})
     assert app.config["PASSWORD_HASH_METHOD"] == "scrypt:131072:8:1"
     with app.app_context():
         create_researcher(get_db(), "grace", PASSWORD)
-    [row] = sqlite_utils.Database(app.config["DATABASE"])["researchers"].rows
+    with opened(app.config["DATABASE"]) as database:
+        [row] = rows(database, "researchers")
     assert row["password_hash"].startswith("scrypt:131072:8:1$")
     assert "correct horse" not in row["password_hash"]
 
 
 def test_an_older_hash_is_rehashed_at_the_next_login(
-    app: Flask, client: FlaskClient, database: sqlite_utils.Database
+    app: Flask, client: FlaskClient, database: Database
 ) -> None:
     from werkzeug.security import generate_password_hash
 
@@ -251,7 +252,6 @@ def test_an_older_hash_is_rehashed_at_the_next_login(
         "INSERT INTO researchers (username, password_hash, created_on) VALUES (?, ?, ?)",
         ["old", generate_password_hash(PASSWORD, "pbkdf2:sha256:1000"), "2024-01-01"],
     )
-    database.conn.commit()
     assert log_in(client, "old").status_code == 302
     [stored] = database.execute("SELECT password_hash FROM researchers").fetchone()
     assert stored.startswith("scrypt:1024:8:1$")

@@ -1,4 +1,5 @@
-"""Two gunicorn servers on two ports, one SQLite file: they behave as one app.
+"""Two gunicorn servers on two ports, one database: they behave as one app, on a SQLite
+file as on PostgreSQL (the module runs once per backend).
 
 Each server is one worker process (its own memory), so whatever one of them keeps in
 memory only, the other does not see. Every test acts on server A and looks on server B,
@@ -13,7 +14,6 @@ import concurrent.futures
 import http.cookiejar
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import time
@@ -28,11 +28,14 @@ import pytest
 
 from tests.support.examples import MIXED, MIXED_SLUG
 from tests.support.paths import ROOT
+from tests.support.postgresql import BACKENDS, Cluster
 from tests.support.processes import run_survey_app
 from tests.support.researchers import PASSWORD
 from tests.support.respondents import hidden_fields
+from tests.support.stored import opened
 
-pytestmark = pytest.mark.slow
+# Several servers on one database: the point of PostgreSQL, run on it too.
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 OWNER = "ada"
 LOGIN_LIMIT = 6  # LOGIN_RATE_LIMIT per minute, per address, for both servers together
@@ -79,14 +82,14 @@ def csrf(page: str) -> str:
 class Servers:
     a: str
     b: str
-    database: Path
+    database: str
 
     def count(self, sql: str) -> int:
-        with sqlite3.connect(self.database) as db:
+        with opened(self.database) as db:
             return int(db.execute(sql).fetchone()[0])
 
 
-def _environment(database: Path) -> dict[str, str]:
+def _environment(database: str) -> dict[str, str]:
     return {
         **os.environ,
         "SURVEY_APP_DATABASE": str(database),
@@ -125,10 +128,22 @@ def _start(name: str, workdir: Path, env: dict[str, str]) -> tuple[subprocess.Po
     pytest.fail(f"{name} did not start:\n{log.read_text()}")
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def server_backend(request: pytest.FixtureRequest) -> str:
+    """Which storage backend both servers share."""
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+def servers(
+    tmp_path_factory: pytest.TempPathFactory, server_backend: str, request: pytest.FixtureRequest
+) -> Iterator[Servers]:
     workdir = tmp_path_factory.mktemp("two-servers")
-    database = workdir / "survey.db"
+    if server_backend == "postgresql":
+        cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+        database = cluster.new_database()
+    else:
+        database = str(workdir / "survey.db")
     env = _environment(database)
     for args, stdin in [
         (("create-researcher", OWNER, "--password-stdin"), PASSWORD + "\n"),

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -30,7 +29,7 @@ from survey_app.storage.tallies import recount
 from survey_app.web.database_session import get_db
 from tests.app.test_builder import field_error, page_form, press, text, upload
 from tests.support.respondents import post_without_javascript, stored_answers
-from tests.support.stored import tally_cells
+from tests.support.stored import opened, tally_cells
 
 SLUG = "placements"
 SURVEY_FILE = f"""\
@@ -223,8 +222,8 @@ def test_estimates_count_not_applicable_apart_from_n_and_from_skips(
             app, {"year": year, "age": age, "harassed": "y", "drinks": "03", "often": "0"}
         )
         assert status == 200, page
-    database = sqlite_utils.Database(app.config["DATABASE"])
-    cells = tally_cells(database)
+    with opened(app.config["DATABASE"]) as database:
+        cells = tally_cells(database)
     assert cells["harassed"]["n"] == 2 and cells["harassed"]["not_applicable"] == 2
     assert cells["drinks"]["n"] == 2 and cells["drinks"]["not_applicable"] == 2
     assert cells["often"]["n"] == 1 and cells["often"]["not_applicable"] == 3

@@ -9,12 +9,12 @@ import re
 from collections.abc import Callable
 
 import pytest
-import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.storage.accounts import find_researcher
+from survey_app.storage.backends import Database
 from survey_app.storage.surveys import store_survey
 from survey_app.web.database_session import get_db
 from tests.support.respondents import hidden_fields
@@ -94,7 +94,7 @@ def test_orders_change_the_page_never_the_form_or_its_values(shuffled: Flask) ->
 
 
 def test_an_answer_is_stored_as_written_whatever_place_it_was_shown_in(
-    shuffled: Flask, database: sqlite_utils.Database
+    shuffled: Flask, database: Database
 ) -> None:
     """Two respondents choose the same words on pages that show them in different
     places: both are stored as the options' indexes as written, and the two stored rows

@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-import sqlite_utils
 from babel.dates import format_date
 from flask import Flask
 from flask.testing import FlaskClient
@@ -22,6 +21,7 @@ from limits import parse_many
 from survey_app import create_app
 from survey_app.domain.definitions import load_definition
 from survey_app.storage.accounts import create_researcher
+from survey_app.storage.backends import Database
 from survey_app.storage.surveys import get_survey, share_survey, store_survey
 from survey_app.web.database_session import get_db
 from survey_app.web.limits import SHARE_RATE_LIMIT
@@ -30,6 +30,7 @@ from tests.support.examples import EXAMPLE, INVITE_ONLY, SLUG
 from tests.support.invitations import start, start_page
 from tests.support.researchers import PASSWORD, log_in
 from tests.support.respondents import answers, fresh_form, hidden_fields
+from tests.support.stored import opened
 
 OWNED = "staff-pulse"  # access: invitation, owned by ada
 OPEN_OWNED = "ada-campus"  # open to anyone, owned by ada
@@ -57,11 +58,11 @@ def studies(app: Flask, researcher: str, tmp_path: Path) -> Flask:
     return app
 
 
-def status_of(database: sqlite_utils.Database, slug: str) -> str:
+def status_of(database: Database, slug: str) -> str:
     return str(database.execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()[0])
 
 
-def viewer_names(database: sqlite_utils.Database, slug: str) -> set[str]:
+def viewer_names(database: Database, slug: str) -> set[str]:
     return {
         row[0]
         for row in database.execute(
@@ -72,7 +73,7 @@ def viewer_names(database: sqlite_utils.Database, slug: str) -> set[str]:
     }
 
 
-def invitation_count(database: sqlite_utils.Database) -> int:
+def invitation_count(database: Database) -> int:
     return int(database.execute("SELECT count(*) FROM invitations").fetchone()[0])
 
 
@@ -141,7 +142,7 @@ def test_the_survey_list_shows_status_counts_and_last_response_day(
 
 
 def test_the_owner_opens_and_closes_with_a_confirmation(
-    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+    studies: Flask, logged_in: FlaskClient, database: Database
 ) -> None:
     study = logged_in.get(f"/research/surveys/{OWNED}/study").get_data(as_text=True)
     assert "The survey is draft." in study and f"/research/surveys/{OWNED}/open" in study
@@ -167,7 +168,7 @@ def test_the_owner_opens_and_closes_with_a_confirmation(
 
 
 def test_a_post_without_its_csrf_token_changes_nothing(
-    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+    studies: Flask, logged_in: FlaskClient, database: Database
 ) -> None:
     before = invitation_count(database)
     for path, fields in [
@@ -187,7 +188,7 @@ def test_a_post_without_its_csrf_token_changes_nothing(
 
 
 def test_sharing_names_a_researcher_who_then_sees_the_results(
-    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+    studies: Flask, logged_in: FlaskClient, database: Database
 ) -> None:
     bob = as_user(studies, "bob")
     assert bob.get(f"/research/surveys/{OWNED}").status_code == 404
@@ -208,7 +209,7 @@ def test_sharing_names_a_researcher_who_then_sees_the_results(
 
 @pytest.mark.parametrize("username", ["nobody", ""])
 def test_sharing_with_nobody_is_refused(
-    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database, username: str
+    studies: Flask, logged_in: FlaskClient, database: Database, username: str
 ) -> None:
     page = ask(logged_in, f"/research/surveys/{OWNED}/share", username=username)
     assert page.status_code == 400
@@ -244,11 +245,11 @@ def test_asking_whether_a_username_exists_needs_a_post_with_csrf(
     assert "There is no researcher named nobody." in unknown.get_data(as_text=True)
 
 
-def test_share_lookups_are_rate_limited(tmp_path: Path) -> None:
+def test_share_lookups_are_rate_limited(tmp_path: Path, database_url: str) -> None:
     """The limit's per-minute number of lookups, known names or not, then 429 for any."""
     app = create_app(
         {
-            "DATABASE": str(tmp_path / "limited.db"),
+            "DATABASE": database_url,
             "SECRET_KEY": "k",
             "RATE_LIMITS": True,
             "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1",
@@ -272,11 +273,12 @@ def test_share_lookups_are_rate_limited(tmp_path: Path) -> None:
         assert refused.status_code == 429
         page = refused.get_data(as_text=True)
         assert "Too many requests came from your network" in page and name not in page
-    assert viewer_names(sqlite_utils.Database(tmp_path / "limited.db"), OWNED) == set()
+    with opened(database_url) as database:
+        assert viewer_names(database, OWNED) == set()
 
 
 def test_invitation_links_are_shown_once_and_work(
-    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+    studies: Flask, logged_in: FlaskClient, database: Database
 ) -> None:
     assert confirm(logged_in, f"/research/surveys/{OWNED}/open").status_code == 302
     asked = logged_in.get(f"/research/surveys/{OWNED}/invite", query_string={"count": "3"})
@@ -307,7 +309,7 @@ def test_invitation_links_are_shown_once_and_work(
 
 @pytest.mark.parametrize("count", ["0", "-1", str(MAX_LINKS_AT_ONCE + 1), "many", ""])
 def test_a_count_out_of_range_makes_no_links(
-    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database, count: str
+    studies: Flask, logged_in: FlaskClient, database: Database, count: str
 ) -> None:
     page = logged_in.get(f"/research/surveys/{OWNED}/invite", query_string={"count": count})
     assert page.status_code == 400
@@ -320,7 +322,7 @@ def test_a_count_out_of_range_makes_no_links(
 
 
 def test_an_open_access_survey_gets_no_invitations(
-    studies: Flask, logged_in: FlaskClient, database: sqlite_utils.Database
+    studies: Flask, logged_in: FlaskClient, database: Database
 ) -> None:
     study = logged_in.get(f"/research/surveys/{OPEN_OWNED}/study").get_data(as_text=True)
     assert "needs no invitations" in study and "/invite" not in study
@@ -351,7 +353,7 @@ STUDY_ACTIONS = [
 def test_viewers_and_strangers_cannot_run_a_study(
     studies: Flask,
     logged_in: FlaskClient,
-    database: sqlite_utils.Database,
+    database: Database,
     method: str,
     action: str,
     fields: dict[str, str],

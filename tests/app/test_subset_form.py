@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import sqlite_utils
 from flask import Flask
 from werkzeug.datastructures import MultiDict
 
@@ -14,7 +13,7 @@ from survey_app.domain.answers import set_value
 from survey_app.domain.definitions import parse_definition
 from survey_app.privacy.mechanisms.subset_selection import SubsetSelection
 from tests.support.respondents import hidden_fields
-from tests.support.stored import tally_cells
+from tests.support.stored import opened, rows, tally_cells
 
 OPTIONS = ", ".join(f"option {index}" for index in range(12))
 SURVEY_FILE = (
@@ -58,10 +57,10 @@ def test_a_malformed_set_is_refused_with_nothing_stored(app: Flask) -> None:
         assert response.status_code == expected, (label, posted)
         if expected == 400 and posted:
             assert f'value="{posted}"' not in response.get_data(as_text=True), label
-    database = sqlite_utils.Database(app.config["DATABASE"])
-    stored = [json.loads(row["answers"]) for row in database.query("SELECT answers FROM responses")]
-    assert stored == [{"pick": "2,5,11"}]
-    assert tally_cells(database)["pick"] == {"n": 1, "2": 1, "5": 1, "11": 1}
+    with opened(app.config["DATABASE"]) as database:
+        stored = [json.loads(row["answers"]) for row in rows(database, "responses")]
+        assert stored == [{"pick": "2,5,11"}]
+        assert tally_cells(database)["pick"] == {"n": 1, "2": 1, "5": 1, "11": 1}
 
 
 def test_without_javascript_the_server_draws_a_set_of_the_right_size(app: Flask) -> None:
@@ -77,10 +76,10 @@ def test_without_javascript_the_server_draws_a_set_of_the_right_size(app: Flask)
         form = client.get("/s/sets").get_data(as_text=True)
         response = client.post("/s/sets", data={**hidden_fields(form), "pick": "07"})
         assert response.status_code == 200, number
-    database = sqlite_utils.Database(app.config["DATABASE"])
-    for row in database.query("SELECT answers FROM responses"):
-        mechanism.members(mechanism.report_format.load(json.loads(row["answers"])["pick"]))
-    assert tally_cells(database)["pick"]["n"] == 5
+    with opened(app.config["DATABASE"]) as database:
+        for row in rows(database, "responses"):
+            mechanism.members(mechanism.report_format.load(json.loads(row["answers"])["pick"]))
+        assert tally_cells(database)["pick"]["n"] == 5
 
 
 def test_the_field_refuses_what_the_mechanism_could_not_send(app: Flask) -> None:

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import sqlite_utils
 
 from survey_app.domain.definitions import load_definition, parse_definition
 from survey_app.domain.survey_model import QuestionTexts, SurveyDefinitionError, SurveyTexts
-from survey_app.storage.database import connect, migrate
+from survey_app.storage.backends import Database
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import (
     Survey,
@@ -28,6 +26,7 @@ from survey_app.storage.surveys import (
     survey_source,
 )
 from tests.support.paths import ROOT
+from tests.support.stored import INTEGRITY_ERRORS, broken_references
 
 MULTILINGUAL = ROOT / "examples" / "multilingual-survey.yaml"
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
@@ -52,11 +51,8 @@ questions:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Iterator[sqlite_utils.Database]:
-    database = connect(tmp_path / "survey.db")
-    migrate(database)
-    yield database
-    database.conn.close()
+def db(new_database: Callable[[], Database]) -> Database:
+    return new_database()
 
 
 def raised(text: str, fmt: str = "yaml") -> SurveyDefinitionError:
@@ -203,7 +199,7 @@ def test_options_may_repeat_across_languages_but_not_within_one() -> None:
 # Storage and the localized survey.
 
 
-def test_a_stored_survey_keeps_every_language_and_shows_each(db: sqlite_utils.Database) -> None:
+def test_a_stored_survey_keeps_every_language_and_shows_each(db: Database) -> None:
     stored = store_survey(db, load_definition(MULTILINGUAL))
     assert stored.languages == ("en", "ko", "zh")
     assert get_survey(db, stored.slug) == stored
@@ -222,7 +218,7 @@ def test_a_stored_survey_keeps_every_language_and_shows_each(db: sqlite_utils.Da
 
 
 def test_localizing_again_reaches_every_language_and_falls_back_to_the_main_one(
-    db: sqlite_utils.Database,
+    db: Database,
 ) -> None:
     stored = store_survey(db, load_definition(MULTILINGUAL))
     assert stored.localized("en") is stored
@@ -235,7 +231,7 @@ def test_localizing_again_reaches_every_language_and_falls_back_to_the_main_one(
     assert stored.localized("zh").localized("zh") == stored.localized("zh")
 
 
-def test_a_one_language_survey_is_itself_in_every_language(db: sqlite_utils.Database) -> None:
+def test_a_one_language_survey_is_itself_in_every_language(db: Database) -> None:
     stored = store_survey(db, load_definition(ROOT / "examples" / "mixed-survey.yaml"))
     assert (stored.languages, stored.translations) == (("en",), {})
     assert stored.localized("ko") is stored
@@ -244,7 +240,7 @@ def test_a_one_language_survey_is_itself_in_every_language(db: sqlite_utils.Data
 # The definition as text.
 
 
-def test_survey_source_gives_back_the_file_as_written(db: sqlite_utils.Database) -> None:
+def test_survey_source_gives_back_the_file_as_written(db: Database) -> None:
     text = MULTILINGUAL.read_text(encoding="utf-8")
     stored = store_survey(db, parse_definition(text, "multilingual-survey.yaml"))
     assert survey_source(db, stored) == text
@@ -252,20 +248,19 @@ def test_survey_source_gives_back_the_file_as_written(db: sqlite_utils.Database)
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda path: path.name)
 def test_a_survey_without_its_file_is_given_back_as_yaml_that_imports_the_same(
-    db: sqlite_utils.Database, tmp_path: Path, example: Path
+    db: Database, new_database: Callable[[], Database], example: Path
 ) -> None:
     stored = store_survey(db, load_definition(example))
     db.execute("UPDATE surveys SET source = NULL")
     generated = survey_source(db, stored)
     assert generated != example.read_text(encoding="utf-8")
-    other = connect(tmp_path / "other.db")
-    migrate(other)
+    other = new_database()
     again = store_survey(other, parse_definition(generated, "generated.yaml"))
     assert again == stored
 
 
 def test_a_survey_from_json_that_yaml_cannot_read_comes_back_as_generated_yaml(
-    db: sqlite_utils.Database,
+    db: Database,
 ) -> None:
     data = {"slug": "tabbed", "title": "Tabbed", "questions": [{"key": "q", "text": "Q?"}]}
     tabbed = json.dumps(data, indent="\t")
@@ -275,7 +270,7 @@ def test_a_survey_from_json_that_yaml_cannot_read_comes_back_as_generated_yaml(
     assert parse_definition(source) == parse_definition(tabbed, fmt="json")
 
 
-def test_the_generated_yaml_names_the_mechanism_auto_chose(db: sqlite_utils.Database) -> None:
+def test_the_generated_yaml_names_the_mechanism_auto_chose(db: Database) -> None:
     stored = store_survey(db, parse_definition(TWO_LANGUAGES))
     db.execute("UPDATE surveys SET source = NULL")
     generated = parse_definition(survey_source(db, stored))
@@ -289,11 +284,11 @@ def test_the_generated_yaml_names_the_mechanism_auto_chose(db: sqlite_utils.Data
 # Drafts: replaced or deleted, all or nothing, only while nobody has answered.
 
 
-def draft(db: sqlite_utils.Database, text: str = TWO_LANGUAGES) -> Survey:
+def draft(db: Database, text: str = TWO_LANGUAGES) -> Survey:
     return store_survey(db, parse_definition(text), status="draft")
 
 
-def test_a_draft_is_replaced_in_place_with_a_new_slug(db: sqlite_utils.Database) -> None:
+def test_a_draft_is_replaced_in_place_with_a_new_slug(db: Database) -> None:
     first = draft(db)
     db.execute(
         "INSERT INTO researchers (id, username, password_hash, created_on) "
@@ -310,10 +305,10 @@ def test_a_draft_is_replaced_in_place_with_a_new_slug(db: sqlite_utils.Database)
     assert db.execute("SELECT count(*) FROM survey_viewers").fetchone()[0] == 1
     assert db.execute("SELECT count(*) FROM questions").fetchone()[0] == 2
     assert [row[0] for row in db.execute("SELECT fingerprint FROM designs")] == [replaced.design]
-    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert broken_references(db) == []
 
 
-def test_replacing_onto_a_taken_slug_changes_nothing(db: sqlite_utils.Database) -> None:
+def test_replacing_onto_a_taken_slug_changes_nothing(db: Database) -> None:
     store_survey(db, load_definition(MULTILINGUAL))
     first = draft(db)
     taken = parse_definition(two_languages_with("slug: sleep", "slug: campus-wellbeing"))
@@ -324,21 +319,21 @@ def test_replacing_onto_a_taken_slug_changes_nothing(db: sqlite_utils.Database) 
 
 
 def test_a_replacement_that_fails_half_way_leaves_the_draft_as_it_was(
-    db: sqlite_utils.Database,
+    db: Database,
 ) -> None:
     """Two questions with one key pass no import; built by hand, the second insert fails
     after the old questions are gone, and the whole replacement is rolled back."""
     first = draft(db)
     definition = parse_definition(two_languages_with("slug: sleep", "slug: renamed"))
     clash = dataclasses.replace(definition, questions=definition.questions[:1] * 2)
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(INTEGRITY_ERRORS):
         replace_draft(db, first, clash)
     assert get_survey(db, "renamed") is None
     assert get_survey(db, "sleep") == first
     assert survey_source(db, first) == TWO_LANGUAGES
 
 
-def test_a_draft_that_shares_its_design_hands_it_over(db: sqlite_utils.Database) -> None:
+def test_a_draft_that_shares_its_design_hands_it_over(db: Database) -> None:
     """Designs are stored once per fingerprint, under the first survey that stored them."""
     first = draft(db)
     twin = store_survey(db, parse_definition(two_languages_with("slug: sleep", "slug: twin")))
@@ -346,13 +341,11 @@ def test_a_draft_that_shares_its_design_hands_it_over(db: sqlite_utils.Database)
     record_response(db, twin, {"often": 1, "hours": True}, "submission-000000000001")
     delete_draft(db, first)
     assert db.execute("SELECT survey_id FROM designs").fetchall() == [(twin.id,)]
-    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert broken_references(db) == []
 
 
 @pytest.mark.parametrize("change", [replace_draft, delete_draft], ids=["replace", "delete"])
-def test_an_open_or_answered_survey_is_no_draft_to_change(
-    db: sqlite_utils.Database, change: object
-) -> None:
+def test_an_open_or_answered_survey_is_no_draft_to_change(db: Database, change: object) -> None:
     def attempt(survey: Survey) -> None:
         if change is replace_draft:
             replace_draft(db, survey, parse_definition(TWO_LANGUAGES))
@@ -371,7 +364,7 @@ def test_an_open_or_answered_survey_is_no_draft_to_change(
     assert db.execute("SELECT count(*) FROM responses").fetchone()[0] == 1
 
 
-def test_deleting_a_draft_leaves_nothing_of_it(db: sqlite_utils.Database) -> None:
+def test_deleting_a_draft_leaves_nothing_of_it(db: Database) -> None:
     kept = store_survey(db, load_definition(MULTILINGUAL))
     survey = draft(db)
     db.execute("INSERT INTO invitations (token_hash, survey_id) VALUES ('h', ?)", [survey.id])

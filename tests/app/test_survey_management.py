@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 
 import pytest
-import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
@@ -30,6 +29,7 @@ from tests.support.examples import INVITE_ONLY, MIXED, MIXED_SLUG, SLUG
 from tests.support.paths import ROOT
 from tests.support.researchers import PASSWORD, log_in
 from tests.support.respondents import fresh_form
+from tests.support.stored import column_names, database_bytes, table_names
 
 POLL = "habits"
 DRAFT = "sketch"
@@ -100,18 +100,16 @@ def answer_poll(app: Flask, how_many: int = 1) -> None:
 
 
 def stored_bytes(app: Flask) -> bytes:
-    """The database file and its WAL as a thief copying them now would get them."""
-    path = Path(app.config["DATABASE"])
-    wal = Path(f"{path}-wal")
-    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    """The database's files as a thief copying them now would get them."""
+    return database_bytes(app.config["DATABASE"])
 
 
-def survey_rows(database: sqlite_utils.Database, survey_id: int) -> dict[str, int]:
+def survey_rows(database: Database, survey_id: int) -> dict[str, int]:
     """For every table with a ``survey_id`` (and the tallies, by question), how many rows
     belong to the survey: found in the schema, so a table added later is checked too."""
     counts = {}
-    for table in database.table_names():
-        if "survey_id" in {column.name for column in database[table].columns}:
+    for table in table_names(database):
+        if "survey_id" in column_names(database, table):
             sql = f"SELECT count(*) FROM {table} WHERE survey_id = ?"  # noqa: S608
             counts[table] = database.execute(sql, [survey_id]).fetchone()[0]
     counts["tallies"] = database.execute(
@@ -183,7 +181,7 @@ ACTIONS = [
 ]
 
 
-def poll_state(database: sqlite_utils.Database) -> tuple[object, ...]:
+def poll_state(database: Database) -> tuple[object, ...]:
     row = database.execute(
         "SELECT id, listed, retain_until, keep_public_figures, responses FROM surveys "
         "WHERE slug = ?",
@@ -198,7 +196,7 @@ def poll_state(database: sqlite_utils.Database) -> tuple[object, ...]:
 def test_viewers_strangers_and_forged_posts_change_nothing(
     managed: Flask,
     researcher: str,
-    database: sqlite_utils.Database,
+    database: Database,
     method: str,
     action: str,
     fields: dict[str, str],
@@ -236,7 +234,7 @@ def test_a_viewer_copies_into_a_draft_of_their_own(managed: Flask) -> None:
 
 
 def test_the_owner_deletes_a_draft_after_a_confirmation(
-    managed: Flask, researcher: str, database: sqlite_utils.Database
+    managed: Flask, researcher: str, database: Database
 ) -> None:
     ada = as_user(managed, researcher)
     study = ada.get(f"/research/surveys/{DRAFT}/study").text
@@ -255,7 +253,7 @@ def test_the_owner_deletes_a_draft_after_a_confirmation(
 
 
 def test_a_survey_with_answers_is_deleted_only_with_its_address_typed(
-    managed: Flask, researcher: str, database: sqlite_utils.Database
+    managed: Flask, researcher: str, database: Database
 ) -> None:
     answer_poll(managed, 3)
     ada = as_user(managed, researcher)
@@ -334,9 +332,7 @@ def test_the_command_line_deletes_after_the_slug_is_typed(
 # --------------------------------------------------------------------------- sharing
 
 
-def test_the_owner_stops_sharing(
-    managed: Flask, researcher: str, database: sqlite_utils.Database
-) -> None:
+def test_the_owner_stops_sharing(managed: Flask, researcher: str, database: Database) -> None:
     bob = as_user(managed, "bob")
     assert bob.get(f"/research/surveys/{POLL}").status_code == 200
     ada = as_user(managed, researcher)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 import pytest
-import sqlite_utils
 from flask import Flask
 
 from survey_app.domain.definitions import parse_definition
@@ -19,7 +18,7 @@ from survey_app.privacy.mechanisms import SampledOption
 from survey_app.storage.surveys import Survey, store_survey
 from survey_app.web.database_session import get_db
 from tests.support.respondents import post_without_javascript, stored_answers
-from tests.support.stored import tally_cells
+from tests.support.stored import stored_cells
 
 SLUG = "used"
 OPTIONS = [f"drug {index}" for index in range(12)]
@@ -89,7 +88,7 @@ def test_without_javascript_every_set_posts_one_length_and_is_randomized(
     for answer in answers:
         assert isinstance(answer["used"], int)
         assert mechanism.report(mechanism.report_format.load(answer["used"]))  # (j, b) in range
-    cells = tally_cells(sqlite_utils.Database(app.config["DATABASE"]))["used"]
+    cells = stored_cells(app)["used"]
     assert cells["n"] == 4 and sum(v for c, v in cells.items() if c != "n") == 4
     assert set(cells) <= {"n", *(f"{j}:{b}" for j in range(12) for b in (0, 1))}
 
@@ -115,7 +114,7 @@ def test_a_malformed_report_is_refused_with_the_form_empty_and_nothing_stored(
         if label != "honest":
             assert f'value="{report}"' not in page and "checked" not in page, label
     assert stored_answers(app) == [{"used": 15, "note": None}]  # 2·7 + 1
-    cells = tally_cells(sqlite_utils.Database(app.config["DATABASE"]))["used"]
+    cells = stored_cells(app)["used"]
     assert cells["7:1"] == 1 and cells["n"] == 1
 
 

@@ -10,7 +10,6 @@ import re
 from fractions import Fraction
 
 import pytest
-import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
@@ -18,6 +17,7 @@ from survey_app.domain.definitions import parse_definition
 from survey_app.domain.labelled_exports import labelled_table
 from survey_app.domain.question_estimates import survey_estimates
 from survey_app.privacy import SECURE
+from survey_app.storage.database import write_transaction
 from survey_app.storage.surveys import get_survey, store_survey
 from survey_app.storage.tallies import add_to_tallies, recount
 from survey_app.web.database_session import get_db
@@ -158,8 +158,7 @@ def test_the_estimates_cover_a_known_truth(app: Flask) -> None:
         db = get_db()
         survey = store_survey(db, parse_definition(SURVEY))
         question = survey.questions[0]
-        assert isinstance(db, sqlite_utils.Database)
-        with db.conn:  # one transaction, as record_response's
+        with write_transaction(db):  # one transaction, as record_response's
             for person in range(4_000):
                 answer = (int(person % 4 == 0), person % 2, 1, 0)
                 report = question.mechanism.randomize(answer, SECURE)

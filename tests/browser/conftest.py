@@ -43,6 +43,7 @@ from survey_app.cli.audit import CHROMIUM, CHROMIUM_ARGS
 from tests.support.browser import SECRET_KEY, LiveServer
 from tests.support.examples import EXAMPLE, SLUG
 from tests.support.paths import ROOT
+from tests.support.postgresql import BACKENDS, Cluster
 from tests.support.processes import run_survey_app
 from tests.support.samplers import load_samplers
 
@@ -111,10 +112,10 @@ def _wait_until_healthy(url: str, server: subprocess.Popen[bytes], log: Path) ->
     pytest.fail(f"{url} did not answer within {STARTUP_SECONDS} s:\n{log.read_text()}")
 
 
-def _server_environment(db_path: Path) -> dict[str, str]:
+def _server_environment(database: str) -> dict[str, str]:
     return {
         **os.environ,
-        "SURVEY_APP_DATABASE": str(db_path),
+        "SURVEY_APP_DATABASE": database,
         "SURVEY_APP_SECRET_KEY": SECRET_KEY,
         "SURVEY_APP_RATE_LIMITS": "off",
         # One PBKDF2 round instead of scrypt's 0.4 s per login and per account made, as in
@@ -159,8 +160,8 @@ def _served(workdir: Path, env: dict[str, str]) -> Iterator[LiveServer]:
     base_url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_healthy(base_url + "/healthz", server, log)
-        db_path = Path(env["SURVEY_APP_DATABASE"])
-        yield LiveServer(base_url=base_url, db_path=db_path, workdir=workdir, env=env)
+        database = env["SURVEY_APP_DATABASE"]
+        yield LiveServer(base_url=base_url, database=database, workdir=workdir, env=env)
     finally:
         server.terminate()
         try:
@@ -170,12 +171,31 @@ def _served(workdir: Path, env: dict[str, str]) -> Iterator[LiveServer]:
             server.wait()
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Serve a test once per backend (tests/conftest.py leaves out the PostgreSQL runs of
+    tests not marked ``both_backends``). The backend is a session parameter, so each
+    backend's server starts once and the tests are grouped by it."""
+    if {"live_server", "empty_server"} & set(metafunc.fixturenames):
+        metafunc.parametrize("server_backend", BACKENDS, scope="session")
+
+
+def _new_database(backend: str, workdir: Path, request: pytest.FixtureRequest) -> str:
+    """A fresh database's setting for a server: a file in its folder, or a database of
+    its own in the session's PostgreSQL cluster."""
+    if backend == "postgresql":
+        cluster: Cluster = request.getfixturevalue("postgresql_cluster")
+        return cluster.new_database()
+    return str(workdir / "survey.db")
+
+
 @pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def live_server(
+    tmp_path_factory: pytest.TempPathFactory, server_backend: str, request: pytest.FixtureRequest
+) -> Iterator[LiveServer]:
     """gunicorn with the example survey (listed on the front page) on a fresh database, for
-    the whole session."""
+    the whole session (once per backend)."""
     workdir = tmp_path_factory.mktemp("live-server")
-    env = _server_environment(workdir / "survey.db")
+    env = _server_environment(_new_database(server_backend, workdir, request))
     imported = run_survey_app(("import-survey", "--listed", str(EXAMPLE)), cwd=workdir, env=env)
     assert imported.strip() == SLUG
     with _served(workdir, env) as server:
@@ -183,11 +203,14 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 
 
 @pytest.fixture(scope="module")
-def empty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def empty_server(
+    tmp_path_factory: pytest.TempPathFactory, server_backend: str, request: pytest.FixtureRequest
+) -> Iterator[LiveServer]:
     """gunicorn on a database with nothing in it, no survey and no account, for one test
     module: a study from its very first step (the first account is the administrator)."""
     workdir = tmp_path_factory.mktemp("empty-server")
-    with _served(workdir, _server_environment(workdir / "survey.db")) as server:
+    env = _server_environment(_new_database(server_backend, workdir, request))
+    with _served(workdir, env) as server:
         yield server
 
 

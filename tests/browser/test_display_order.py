@@ -8,8 +8,6 @@ written and nothing about the order."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -18,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import LiveServer, coin_stub, one_post, submit, watch
+from tests.support.stored import stored_answers as every_stored_answer
 
 SLUG = "display-order"
 OWNER, PASSWORD = "shuffler", "a horse in random order"
@@ -111,8 +110,7 @@ def names(body: str) -> list[str]:
 
 
 def stored_answers(server: LiveServer) -> list[dict[str, Any]]:
-    with sqlite3.connect(server.db_path) as db:
-        return [json.loads(row[0]) for row in db.execute("SELECT answers FROM responses")]
+    return every_stored_answer(server.database)
 
 
 def test_with_javascript_the_reports_go_in_the_written_order(

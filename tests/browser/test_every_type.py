@@ -23,7 +23,6 @@ from playwright.sync_api import expect
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.domain.question_estimates import question_estimate
-from survey_app.storage.database import connect
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, get_survey
 from tests.support.browser import LiveServer, answer, axe_violations, submit, watch
@@ -34,6 +33,8 @@ from tests.support.every_type import (
     tally_cells,
     true_answers,
 )
+from tests.support.stored import opened
+from tests.support.stored import stored_answers as stored_answers_of
 
 OWNER = "every-type-owner"
 PASSWORD = "a long password for every type"
@@ -129,30 +130,19 @@ def respond(page: Any, server: LiveServer, javascript: bool) -> dict[str, str]:
 def simulate_respondents(server: LiveServer) -> Survey:
     """SIMULATED respondents with known answers, randomized by each question's own
     mechanism (seeded: simulated people, never real answers), stored as the app stores."""
-    db = connect(server.db_path)
-    survey = get_survey(db, SLUG)
-    assert survey is not None
-    rng = np.random.default_rng(20261126)
-    for i, reported in enumerate(
-        reports(survey, stored_answers(survey, true_answers(SIMULATED, rng), rng))
-    ):
-        record_response(db, survey, reported, f"simulated-{i}")
-    db.conn.close()
+    with opened(server.database) as db:
+        survey = get_survey(db, SLUG)
+        assert survey is not None
+        rng = np.random.default_rng(20261126)
+        for i, reported in enumerate(
+            reports(survey, stored_answers(survey, true_answers(SIMULATED, rng), rng))
+        ):
+            record_response(db, survey, reported, f"simulated-{i}")
     return survey
 
 
 def stored_values(server: LiveServer) -> list[dict[str, Any]]:
-    db = connect(server.db_path)
-    rows = [
-        json.loads(answers)
-        for (answers,) in db.execute(
-            "SELECT answers FROM responses"
-            " WHERE survey_id = (SELECT id FROM surveys WHERE slug = ?)",
-            [SLUG],
-        )
-    ]
-    db.conn.close()
-    return rows
+    return stored_answers_of(server.database, SLUG)
 
 
 @pytest.fixture(scope="module")

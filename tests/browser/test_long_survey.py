@@ -20,9 +20,7 @@ applies, and one in the first, to whom it does not. Then:
 
 from __future__ import annotations
 
-import json
 import secrets
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +28,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import LiveServer, answer, one_post, watch
+from tests.support.stored import stored_answers
 from tests.support.traffic import Traffic, assert_marker_nowhere
 
 SLUG = "long-panel"
@@ -93,13 +92,7 @@ def panel_link(server: LiveServer, marker: str) -> str:
 
 
 def latest_row(server: LiveServer) -> dict[str, Any]:
-    with sqlite3.connect(server.db_path) as db:
-        (answers,) = db.execute(
-            "SELECT answers FROM responses r JOIN surveys s ON s.id = r.survey_id "
-            "WHERE s.slug = ? ORDER BY r.id DESC LIMIT 1",
-            [SLUG],
-        ).fetchone()
-    return dict(json.loads(answers))
+    return stored_answers(server.database, SLUG)[-1]
 
 
 def shown_order(page: Any) -> list[str]:

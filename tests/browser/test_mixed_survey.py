@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +19,7 @@ from playwright.sync_api import expect
 
 from tests.support.browser import LiveServer, one_post, submit, watch
 from tests.support.paths import ROOT
+from tests.support.stored import stored_answers
 
 SLUG = "student-life"
 USERNAME = "grace"
@@ -62,16 +61,9 @@ def agree_and_answer(page: Any, server: LiveServer, javascript: bool = True) -> 
 
 
 def stored(server: LiveServer, submission_id: str) -> dict[str, Any]:
-    conn = sqlite3.connect(server.db_path)
-    try:
-        row = conn.execute(
-            "SELECT answers FROM responses WHERE submission_id = ?",
-            [submission_id.split(".")[0]],  # the form token's random part
-        ).fetchone()
-    finally:
-        conn.close()
-    assert row is not None
-    return dict(json.loads(row[0]))
+    # The form token's random part is what is stored.
+    [answers] = stored_answers(server.database, submission_id=submission_id.split(".")[0])
+    return answers
 
 
 def test_with_javascript_only_reports_leave_the_browser(
@@ -158,12 +150,8 @@ def test_the_dashboard_and_exports_show_every_type(
     assert ("drinks", "mean") in categories and ("substance", "Cannabis") in categories
     assert len([c for c in categories if c[0] == "year"]) == 4
     # n: every stored response that answered it (the tests before answered the survey).
-    with sqlite3.connect(live_server.db_path) as db:
-        (answered,) = db.execute(
-            "SELECT count(*) FROM responses r JOIN surveys s ON s.id = r.survey_id "
-            "WHERE s.slug = ? AND json_extract(r.answers, '$.drinks') IS NOT NULL",
-            [SLUG],
-        ).fetchone()
+    stored_drinks = [a.get("drinks") for a in stored_answers(live_server.database, SLUG)]
+    answered = sum(drinks is not None for drinks in stored_drinks)
     assert {row["n"] for row in rows if row["question"] == "drinks"} == {str(answered)}
 
 

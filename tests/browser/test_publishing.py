@@ -16,11 +16,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from survey_app.storage.database import connect
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import get_survey
 from tests.support.browser import LiveServer, axe_violations, sideways_overflow
 from tests.support.paths import ROOT
+from tests.support.stored import opened
+
+# A flow that stores: served on PostgreSQL too.
+pytestmark = pytest.mark.both_backends
 
 OWNER = "publisher-ida"
 PASSWORD = "correct horse battery"
@@ -36,18 +39,17 @@ def survey(live_server: LiveServer) -> str:
     live_server.import_survey(
         text.replace("slug: student-life\n", f"slug: {SLUG}\n"), "--owner", OWNER
     )
-    db = connect(live_server.db_path)
-    stored = get_survey(db, SLUG)
-    assert stored is not None
-    for i in range(4 * PER_YEAR):
-        year = i % 4
-        reported = {q.key: None for q in stored.questions} | {
-            "year": year,
-            "cheated": i % 10 < 2 + 2 * year,  # more "yes" reports in later years
-            "skipped_meals": i % 3 == 0,
-        }
-        record_response(db, stored, reported, f"published-{i}")
-    db.conn.close()
+    with opened(live_server.database) as db:
+        stored = get_survey(db, SLUG)
+        assert stored is not None
+        for i in range(4 * PER_YEAR):
+            year = i % 4
+            reported = {q.key: None for q in stored.questions} | {
+                "year": year,
+                "cheated": i % 10 < 2 + 2 * year,  # more "yes" reports in later years
+                "skipped_meals": i % 3 == 0,
+            }
+            record_response(db, stored, reported, f"published-{i}")
     return SLUG
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -33,6 +32,10 @@ from tests.support.browser import (
     watch,
 )
 from tests.support.examples import KEYS, SLUG
+from tests.support.stored import opened, rows
+
+# A flow that stores: served on PostgreSQL too.
+pytestmark = pytest.mark.both_backends
 
 CONTROL_FIELDS = {"csrf_token", "submission_id", "design"}
 ALL_YES = dict.fromkeys(KEYS, "yes")
@@ -53,21 +56,14 @@ def answers_in(fields: dict[str, str]) -> dict[str, str]:
 
 
 def stored_rows(server: LiveServer, submission_id: str | None = None) -> list[dict[str, Any]]:
-    """Responses as stored in the SQLite file, read on a connection of our own."""
-    conn = sqlite3.connect(server.db_path)
-    conn.row_factory = sqlite3.Row
-    try:
-        query = (
-            "SELECT responses.* FROM responses JOIN surveys ON surveys.id = responses.survey_id"
-            " WHERE surveys.slug = ?"
-        )
-        params: list[str] = [SLUG]
-        if submission_id is not None:
-            query += " AND responses.submission_id = ?"
-            params.append(submission_id.split(".")[0])  # a form token's random part
-        return [dict(row) for row in conn.execute(query + " ORDER BY responses.id", params)]
-    finally:
-        conn.close()
+    """Responses as stored in the server's database, read on a connection of our own."""
+    condition = "survey_id = (SELECT id FROM surveys WHERE slug = ?)"
+    params: list[str] = [SLUG]
+    if submission_id is not None:
+        condition += " AND submission_id = ?"
+        params.append(submission_id.split(".")[0])  # a form token's random part
+    with opened(server.database) as db:
+        return rows(db, "responses", condition, params)
 
 
 def stored_answers(server: LiveServer, submission_id: str) -> dict[str, str]:

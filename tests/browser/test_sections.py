@@ -10,7 +10,6 @@ fits a 375 px wide phone.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import LiveServer, answer, axe_violations, sideways_overflow, watch
+from tests.support.stored import stored_answers
 
 SLUG = "sleep-in-sections"
 DEFINITION = f"""\
@@ -55,13 +55,7 @@ def survey(live_server: LiveServer) -> str:
 
 
 def responses(server: LiveServer) -> int:
-    with sqlite3.connect(server.db_path) as db:
-        (count,) = db.execute(
-            "SELECT count(*) FROM responses r JOIN surveys s ON s.id = r.survey_id "
-            "WHERE s.slug = ?",
-            [SLUG],
-        ).fetchone()
-    return int(count)
+    return len(stored_answers(server.database, SLUG))
 
 
 def test_with_javascript_the_page_walks_its_sections_and_posts_once(

@@ -6,11 +6,9 @@ so the request is as large whether it was shown and answered or not; the server 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-import sqlite_utils
 
 from survey_app.domain.display_logic import NOT_APPLICABLE
 from tests.support.browser import (
@@ -22,6 +20,7 @@ from tests.support.browser import (
     submit,
     watch,
 )
+from tests.support.stored import stored_answers
 
 SLUG = "placements-browser"
 DEFINITION = f"""\
@@ -75,13 +74,7 @@ def survey(live_server: LiveServer) -> str:
 
 
 def stored_rows(server: LiveServer) -> list[dict[str, object]]:
-    database = sqlite_utils.Database(server.db_path)
-    rows = database.query(
-        "SELECT answers FROM responses WHERE survey_id = (SELECT id FROM surveys WHERE slug = ?)"
-        " ORDER BY id",
-        [SLUG],
-    )
-    return [json.loads(row["answers"]) for row in rows]
+    return stored_answers(server.database, SLUG)
 
 
 def shown(page: Any) -> dict[str, bool]:

@@ -7,13 +7,16 @@ typing its address, and neither the database file nor its WAL holds its answers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import LiveServer, layout_problems
+from tests.support.stored import database_bytes
+
+# A flow that stores: served on PostgreSQL too.
+pytestmark = pytest.mark.both_backends
 
 OWNER = "rosalind"
 VIEWER = "maurice"
@@ -68,8 +71,7 @@ def answer(new_context: Callable[..., Any], server: LiveServer) -> None:
 
 
 def stored_bytes(server: LiveServer) -> bytes:
-    wal = Path(f"{server.db_path}-wal")
-    return server.db_path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    return database_bytes(server.database)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

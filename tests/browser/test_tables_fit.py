@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from survey_app.storage.database import connect
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import get_survey
 from tests.support.browser import LiveServer, axe_violations, sideways_overflow
 from tests.support.paths import ROOT
+from tests.support.stored import opened
 
 OWNER = "tables-tess"
 PASSWORD = "correct horse battery"
@@ -50,21 +50,20 @@ def survey(live_server: LiveServer) -> str:
     live_server.import_survey(
         text.replace("- Something else", f"- {LONG_OPTION}"), "--owner", OWNER
     )
-    db = connect(live_server.db_path)
-    stored = get_survey(db, SLUG)
-    assert stored is not None
-    for i in range(RESPONSES):
-        year = i % 4
-        reported = {
-            "year": year,
-            "cheated": i % 10 < 2 + 2 * year,
-            "skipped_meals": i % 10 < 3 + year,
-            "substance": (i // 4) % 5,
-            "drinks": i % 2,
-            "stress": None if i % 7 == 0 else i % 2 == 0,
-        }
-        record_response(db, stored, reported, f"tables-{i}")
-    db.conn.close()
+    with opened(live_server.database) as db:
+        stored = get_survey(db, SLUG)
+        assert stored is not None
+        for i in range(RESPONSES):
+            year = i % 4
+            reported = {
+                "year": year,
+                "cheated": i % 10 < 2 + 2 * year,
+                "skipped_meals": i % 10 < 3 + year,
+                "substance": (i // 4) % 5,
+                "drinks": i % 2,
+                "stress": None if i % 7 == 0 else i % 2 == 0,
+            }
+            record_response(db, stored, reported, f"tables-{i}")
     live_server.cli("budget", SLUG, "4")
     figures = [arg for figure in FIGURES for arg in ("--figure", figure)]
     live_server.cli("publish", SLUG, "--epsilon", "4", *figures)

@@ -17,9 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pyreadstat
+import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import LiveServer
+from tests.support.stored import database_bytes
+
+# A flow that stores: served on PostgreSQL too.
+pytestmark = pytest.mark.both_backends
 
 ADMIN, RESEARCHER = "lead", "postdoc"
 PASSWORD = "the lead's long password"
@@ -129,8 +134,7 @@ def delete(page: Any, server: LiveServer) -> None:
 
 
 def stored_bytes(server: LiveServer) -> bytes:
-    wal = Path(f"{server.db_path}-wal")
-    return server.db_path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    return database_bytes(server.database)
 
 
 def test_a_whole_study_from_an_empty_server_to_its_data_destroyed(

@@ -15,7 +15,6 @@ from fractions import Fraction
 from typing import cast
 
 import pytest
-import sqlite_utils
 from flask import Flask
 
 from survey_app.domain.answers import NUMBER_WIDTH, padded_number
@@ -44,11 +43,14 @@ from survey_app.privacy import (
     yes_no_mechanism,
 )
 from survey_app.privacy.mechanisms import ProportionMechanism, noise_reach
+from survey_app.storage import backends
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, store_survey
 from survey_app.web.database_session import get_db
 from tests.support.paths import ROOT
 from tests.support.respondents import hidden_fields
+from tests.support.stored import opened
+from tests.support.stored import rows as stored_rows
 
 HONEST_TAIL = Fraction(1, 2**60)
 
@@ -204,14 +206,14 @@ def _post_report(app: Flask, key: str, report: str) -> tuple[int, str]:
 
 
 def _stored(app: Flask) -> tuple[list[str], list[tuple[str, str, int]]]:
-    """Every stored response's answers and every tally cell, read from the file."""
-    database = sqlite_utils.Database(app.config["DATABASE"])
-    rows = [row["answers"] for row in database.query("SELECT answers FROM responses")]
-    cells = database.execute(
-        "SELECT q.key, t.cell, t.value FROM tallies t JOIN questions q ON q.id = t.question_id"
-        " ORDER BY q.key, t.cell"
-    ).fetchall()
-    return rows, cells
+    """Every stored response's answers and every tally cell, read from the database."""
+    with opened(app.config["DATABASE"]) as database:
+        answers = [row["answers"] for row in stored_rows(database, "responses")]
+        cells = database.execute(
+            "SELECT q.key, t.cell, t.value FROM tallies t JOIN questions q ON q.id = t.question_id"
+            " ORDER BY q.key, t.cell"
+        ).fetchall()
+    return answers, [tuple(cell) for cell in cells]
 
 
 OUTSIDE = {
@@ -329,10 +331,9 @@ def test_rows_stored_before_the_check_are_kept_and_the_documented_query_finds_th
         record_response(get_db(), poll, {**forged, "rating": 426}, "honest-edge")
     status, _page = _post_report(app, "rating", padded_number(7))
     assert status == 200
-    query = re.search(r"```sql\n(.*?)```", _design(), flags=re.S)
-    assert query is not None
-    database = sqlite_utils.Database(app.config["DATABASE"])
-    assert database.execute(query[1]).fetchall() == [(1, 2_999_999_999)]
+    query = _documented_query(app.config["DATABASE"])
+    with opened(app.config["DATABASE"]) as database:
+        assert [tuple(row) for row in database.execute(query).fetchall()] == [(1, 2_999_999_999)]
     rows, cells = _stored(app)
     assert len(rows) == 3 and ("rating", "sum", 2_999_999_999 + 426 + 7) in cells
 
@@ -350,6 +351,19 @@ WORKED = {
     "duchi_binary": number_mechanism(0, 10, Fraction(1), "duchi"),
     "piecewise": number_mechanism(0, 10, Fraction(1), "piecewise"),
 }
+
+
+def _documented_query(setting: str) -> str:
+    """DESIGN.md's query for the backend: the first ``sql`` block, or on PostgreSQL the
+    first one after a line naming PostgreSQL."""
+    design = _design()
+    if backends.is_postgresql(setting):
+        marker = re.search(r"^.*PostgreSQL.*$\n+```sql", design, flags=re.M)
+        assert marker is not None, "DESIGN.md gives no PostgreSQL query for forged reports"
+        design = design[marker.start() :]
+    query = re.search(r"```sql\n(.*?)```", design, flags=re.S)
+    assert query is not None
+    return query[1]
 
 
 def _design() -> str:

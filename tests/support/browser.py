@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from survey_app.storage.backends import is_postgresql
+
 SECRET_KEY = "browser-tests-fixed-secret-key"
 
 
@@ -22,12 +24,18 @@ DESKTOP = {"width": 1280, "height": 900}
 @dataclass(frozen=True)
 class LiveServer:
     base_url: str
-    db_path: Path
+    database: str  # the server's DATABASE setting: a SQLite file or a PostgreSQL address
     workdir: Path
     env: dict[str, str] = field(repr=False, compare=False)
 
     def url(self, path: str) -> str:
         return self.base_url + path
+
+    @property
+    def db_path(self) -> Path:
+        """The SQLite file, for the tests that run on SQLite alone and read its files."""
+        assert not is_postgresql(self.database), "a PostgreSQL server has no database file"
+        return Path(self.database)
 
     def import_survey(self, definition: str, *options: str) -> str:
         """Import the survey file text ``definition`` with ``survey-app import-survey``

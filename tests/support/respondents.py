@@ -7,11 +7,11 @@ import json
 import re
 from urllib.parse import urlencode
 
-import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
 from .examples import KEYS, MIXED_SLUG, SLUG
+from .stored import opened, rows
 
 
 def hidden_fields(page: str) -> dict[str, str]:
@@ -59,8 +59,8 @@ def submit_client_randomized(app: Flask, reported: dict[str, str]) -> None:
 
 def stored_answers(app: Flask) -> list[dict[str, object]]:
     """Every stored response's answers, in storage order, read from the app's database."""
-    database = sqlite_utils.Database(app.config["DATABASE"])
-    return [json.loads(row["answers"]) for row in database.query("SELECT answers FROM responses")]
+    with opened(app.config["DATABASE"]) as database:
+        return [json.loads(row["answers"]) for row in rows(database, "responses")]
 
 
 def post_without_javascript(app: Flask, slug: str, data: dict[str, str]) -> tuple[int, str, int]:
