@@ -1109,6 +1109,9 @@ def _string(value: object, field: str) -> str:
         if any("\ud800" <= char <= "\udfff" for char in value):
             # A lone surrogate is no character at all; it cannot be stored as UTF-8.
             raise SurveyDefinitionError("contains an invalid \\u escape (a lone surrogate)", field)
+        if "\x00" in value:
+            # No text column of PostgreSQL holds one; SQLite would: refused alike on both.
+            raise SurveyDefinitionError("contains a NUL character (\\0)", field)
         return value
     hint = ""
     if isinstance(value, YamlScalar) and value.text:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime
+import itertools
 import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from flask import Flask, Response, current_app, render_template, request
+from flask import Flask, Response, abort, current_app, render_template, request
 from flask.globals import request_ctx
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import HTTPException
@@ -86,6 +87,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, retention_check: bool
     app.register_blueprint(auth_bp)
     app.register_blueprint(research_bp)
     app.register_blueprint(public_bp)
+    app.before_request(_refuse_nul_characters)
     app.after_request(add_security_headers)
     app.after_request(_relative_redirect)
     app.register_error_handler(HTTPException, _render_http_error)
@@ -136,6 +138,17 @@ def _retention_check_once_the_database_answers() -> None:
     if setting not in _retention_checked:
         destroy_expired(db.get_db())
         _retention_checked.add(setting)
+
+
+def _refuse_nul_characters() -> None:
+    """A NUL character in a query or form field is refused (400) before any route reads
+    it: PostgreSQL cannot store one in text where SQLite can, and the app must answer
+    alike on both. No form here has a use for one."""
+    fields = request.args.items(multi=True)
+    if request.method == "POST":
+        fields = itertools.chain(fields, request.form.items(multi=True))
+    if any("\x00" in name or "\x00" in value for name, value in fields):
+        abort(400)
 
 
 def _relative_redirect(response: Response) -> Response:

@@ -24,6 +24,7 @@ from tests.support.examples import INVITE_ONLY, SLUG
 from tests.support.invitations import start, start_page
 from tests.support.researchers import PASSWORD, log_in
 from tests.support.respondents import answers, fresh_form, hidden_fields
+from tests.support.stored import count
 
 
 def submit(client: FlaskClient, slug: str, fields: dict[str, str], **extra: str):
@@ -116,10 +117,6 @@ def test_invitations_are_stored_as_hashes_without_a_link_to_responses(
     assert "invitation" not in columns(database, "responses")
 
 
-def count(database: Database, table: str) -> int:
-    return int(database.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-
-
 def columns(database: Database, table: str) -> list[str]:
     """The columns of a table that holds a row."""
     return list(next(iter(database.query(f"SELECT * FROM {table}"))))
@@ -148,7 +145,7 @@ def test_lifecycle_draft_open_closed(
     closed = submit(browser, "later", fields, burnout="y")
     assert closed.status_code == 403
     assert "closed" in closed.get_data(as_text=True)
-    assert database["responses"].count == 0
+    assert count(database, "responses") == 0
 
 
 # Who may open the researcher's pages. Both tests below walk the app's URL map, not a list

@@ -15,6 +15,7 @@ from survey_app.domain.definitions import parse_definition
 from survey_app.storage.surveys import get_survey, store_survey
 from survey_app.web.database_session import get_db
 from tests.support.respondents import fresh_form
+from tests.support.stored import stored_answers
 
 SLUG = "tools"
 SURVEY = f"""\
@@ -82,10 +83,8 @@ def test_the_page_by_group_counts_each_option_in_the_stored_sets(
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
     with answered.app_context():
         survey = get_survey(get_db(), SLUG)
-        stored = get_db().execute(
-            "SELECT answers ->> '$.year', answers ->> '$.tool' FROM responses"
-        )
-        sets = [(year, tool.split(",")) for year, tool in stored]
+    answers = stored_answers(answered.config["DATABASE"])
+    sets = [(answer["year"], str(answer["tool"]).split(",")) for answer in answers]
     assert survey is not None
     mechanism = survey.questions[0].mechanism
     for row in rows:

@@ -5,6 +5,8 @@ the mechanism's p and 1 - p."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from flask import Flask
@@ -19,6 +21,7 @@ from survey_app.privacy.regression import fit_randomized_logistic
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, get_survey, store_survey
 from survey_app.web.database_session import get_db
+from tests.support.stored import stored_answers
 
 SLUG = "ticks"
 SURVEY = f"""\
@@ -67,10 +70,9 @@ def test_by_group_each_option_counts_only_the_reports_about_it(simulated: Flask)
         db = get_db()
         survey = stored(simulated)
         result = analysis.estimate_groups(db, survey, "used", "year", option=0)
-        rows = db.execute(
-            "SELECT json_extract(answers, '$.year'), json_extract(answers, '$.used'), count(*) "
-            "FROM responses GROUP BY 1, 2"
-        ).fetchall()
+    answers = stored_answers(simulated.config["DATABASE"])
+    counted = Counter((answer["year"], answer["used"]) for answer in answers)
+    rows = [(group, report, n) for (group, report), n in counted.items()]
     mechanism = survey.questions[1].mechanism
     assert isinstance(mechanism, SampledOption)
     by_hand = {
@@ -96,9 +98,8 @@ def test_ticked_option_j_as_an_outcome_is_fitted_on_the_reports_about_j(simulate
         db = get_db()
         survey = stored(simulated)
         result = analysis.fit_regression(db, survey, "used", ["year"], option=0)
-        rows = db.execute(
-            "SELECT json_extract(answers, '$.year'), json_extract(answers, '$.used') FROM responses"
-        ).fetchall()
+    answers = stored_answers(simulated.config["DATABASE"])
+    rows = [(answer["year"], answer["used"]) for answer in answers]
     about = [(year, report) for year, report in rows if report in (0, 1)]
     assert result.n == len(about) and result.elsewhere == RESPONSES - len(about)
     assert result.category == "cannabis" and result.dropped == 0

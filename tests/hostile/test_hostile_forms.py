@@ -296,6 +296,23 @@ def test_submission_id_with_a_trailing_newline_is_refused(
     assert stored.counts()[0] == 0
 
 
+@pytest.mark.parametrize("where", ["value", "name", "query"])
+def test_a_nul_character_anywhere_is_refused_and_stores_nothing(
+    client: FlaskClient, stored: StoredState, where: str
+) -> None:
+    """PostgreSQL stores no NUL in text (SQLite would): refused alike on both, 400, before
+    any route reads the form; nothing stored, and a login is refused the same way."""
+    fields = {**fresh_form(client), **dict.fromkeys(KEYS, "y")}
+    if where == "value":
+        fields[KEYS[0]] = "y\x00"
+    elif where == "name":
+        fields["x\x00"] = "y"
+    query = "?lang=e\x00n" if where == "query" else ""
+    assert client.post(f"/s/{SLUG}{query}", data=fields).status_code == 400
+    assert stored.counts()[0] == 0
+    assert client.post("/login", data={"username": "a\x00", "password": "p"}).status_code == 400
+
+
 def test_field_names_are_escaped_in_the_refusal(client: FlaskClient) -> None:
     """form_problems() quotes the unexpected field's name back: it must arrive as text."""
     name = "<script>alert(1)</script>"
