@@ -159,6 +159,14 @@ definition_file = st.one_of(
         ".json",
     )
 )
+# A NUL in a text: PostgreSQL stores none, SQLite would; refused alike on both, naming it.
+@example(
+    spec=(
+        {"slug": "nul", "title": "T", "questions": [{"key": "q", "text": "a\x00b"}]},
+        "json",
+        ".json",
+    )
+)
 @example(
     spec=(
         '{"slug": "emoji", "title": "Hi \\ud83d\\ude00", '
