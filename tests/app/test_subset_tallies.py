@@ -86,8 +86,8 @@ def test_running_tallies_and_a_recount_count_each_member_of_a_stored_set_once(
 
 
 def test_an_undelimited_match_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Break it: found with ``instr`` alone, option 1 is counted in "11" and the recount
-    no longer agrees with the running tallies."""
+    """Break it: found with ``LIKE`` without the commas, option 1 is counted in "11" and
+    the recount no longer agrees with the running tallies."""
     db, survey, mechanism = _subset_survey(tmp_path / "sets.db", 13, 2)
     record_response(db, survey, {"pick": (3, 11), "also": (0, 12)}, "submission-000000000001")
     assert recount(db, survey).matched
@@ -95,7 +95,7 @@ def test_an_undelimited_match_is_caught(tmp_path: Path, monkeypatch: pytest.Monk
 
     def undelimited(cell: TallyCell, squares: str) -> str:
         if cell.rule is CellRule.MEMBER:
-            return f"sum(instr({{v}}, '{cell.index}') > 0)"
+            return f"count(CASE WHEN {{text}} LIKE '%{cell.index}%' THEN 1 END)"
         return shipped(cell, squares)
 
     monkeypatch.setattr(tallies, "_aggregate", undelimited)
