@@ -25,6 +25,7 @@ from tests.support.browser import (
     LiveServer,
     answer,
     coin_stub,
+    layout_problems,
     one_post,
     shown_answers,
     submit,
@@ -53,20 +54,20 @@ CONTROL_FIELDS = {"csrf_token", "submission_id", "invitation", "design"}
 
 @pytest.fixture(scope="module")
 def links(live_server: LiveServer) -> list[str]:
-    """The invitation survey, imported with the CLI, and its two links from ``invite``."""
+    """The invitation survey, imported with the CLI, and its three links from ``invite``."""
     assert live_server.import_survey(DEFINITION) == SLUG
     links_file = live_server.workdir / f"{SLUG}-links.txt"
     live_server.cli(
         "invite",
         SLUG,
         "--count",
-        "2",
+        "3",
         "-o",
         str(links_file),
         SURVEY_APP_BASE_URL=live_server.base_url,
     )
     written = links_file.read_text(encoding="utf-8").splitlines()
-    assert len(written) == 2 and len(set(written)) == 2
+    assert len(written) == 3 and len(set(written)) == 3
     for link in written:
         assert link.startswith(live_server.url(f"/s/{SLUG}?invitation=")), link
     return written
@@ -189,6 +190,17 @@ def test_a_link_answers_without_javascript_and_the_server_randomizes(
 
     expect_refused(new_context(java_script_enabled=False).new_page(), link)
     assert counts(live_server) == (before[0] + 1, before[1] + 1)
+
+
+@pytest.mark.parametrize("language", ["en", "ko", "zh"])
+def test_the_start_page_is_accessible_at_375_px(
+    page: Any, live_server: LiveServer, links: list[str], language: str
+) -> None:
+    """The page a link opens (its Start button spends the link; opening it spends nothing)."""
+    response = page.goto(f"{links[2]}&lang={language}")
+    assert response is not None and response.status == 200
+    expect(page.get_by_role("button")).to_have_count(1)
+    assert layout_problems(page, {"width": 375, "height": 740}) == []
 
 
 def test_without_a_valid_invitation_the_survey_is_refused(
