@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -22,6 +23,7 @@ from survey_app.storage.backends import Database
 from survey_app.storage.postgresql import PostgresDatabase
 
 from .examples import KEYS, SLUG
+from .postgresql import server_binaries
 
 try:
     import psycopg
@@ -93,24 +95,27 @@ def broken_references(db: Database) -> list[Any]:
 
 
 def database_bytes(setting: str) -> bytes:
-    """The bytes a thief copying the database's files now would get.
+    """What the app promises holds no deleted data, as bytes to search.
 
-    SQLite: the database file and its WAL. PostgreSQL: the database's own files in the
-    cluster's data folder, after a checkpoint has written every changed page there. The
-    cluster's WAL is left out: the app cannot erase it on PostgreSQL (it is streamed,
-    archived and decoded; docs/postgresql-plan.md), so no test can ask it to.
+    SQLite: the database file and its WAL, as a thief copying them now would get them
+    (``secure_delete`` zeroes deleted rows, and the WAL is emptied). PostgreSQL: a plain
+    ``pg_dump`` of the database, what its tables hold and any backup made now would hold.
+    Less is promised there (docs/data-retention.md, "On PostgreSQL"): after the ``VACUUM``
+    a deletion runs, no old row version is left in the tables (``tests/app/test_retention.py``
+    counts them with ``pgstattuple``), but the freed space of the table files may keep
+    the bytes until reused, and the cluster's WAL is the server's, never erased by the app.
     """
     if not backends.is_postgresql(setting):
         wal = Path(f"{setting}-wal")
         return Path(setting).read_bytes() + (wal.read_bytes() if wal.exists() else b"")
-    with opened(setting) as db:
-        db.execute("CHECKPOINT")
-        [(folder, oid)] = db.execute(
-            "SELECT current_setting('data_directory'), oid FROM pg_database "
-            "WHERE datname = current_database()"
-        ).fetchall()
-    files = sorted((Path(folder) / "base" / str(oid)).iterdir())
-    return b"".join(path.read_bytes() for path in files if path.is_file())
+    binaries = server_binaries()
+    assert binaries is not None
+    dumped = subprocess.run(
+        [str(binaries / "pg_dump"), "--format=plain", "--dbname", setting],
+        check=True,
+        capture_output=True,
+    )
+    return dumped.stdout
 
 
 def tally_cells(database: Database) -> dict[str, dict[str, int]]:
