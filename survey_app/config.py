@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 ENV_PREFIX = "SURVEY_APP_"
+#: A ``DATABASE`` setting starting so names a PostgreSQL database, not a SQLite file.
+POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
 
 
 class SettingError(ValueError):
@@ -213,7 +215,7 @@ def check_database_folder(path: str | Path) -> None:
     new folder, and the app would run on it as if the survey data had vanished. A
     PostgreSQL address has no folder: its server is checked when it is first opened.
     """
-    if str(path).startswith(("postgresql://", "postgres://")):
+    if str(path).startswith(POSTGRESQL_SCHEMES):
         return
     folder = Path(path).parent
     if not folder.is_dir():

@@ -15,11 +15,11 @@ from typing import TypeAlias, TypeVar
 
 import sqlite_utils
 
+from survey_app.config import POSTGRESQL_SCHEMES
 from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.storage import database, postgresql
 
 Database: TypeAlias = sqlite_utils.Database | postgresql.PostgresDatabase
-POSTGRESQL_SCHEMES = ("postgresql://", "postgres://")
 T = TypeVar("T")
 
 
@@ -28,10 +28,11 @@ def is_postgresql(setting: str) -> bool:
     return setting.startswith(POSTGRESQL_SCHEMES)
 
 
-def connect(setting: str) -> Database:
-    """Open the database the setting names, on a connection of its own."""
+def connect(setting: str, *, streaming: bool = False) -> Database:
+    """Open the database the setting names, on a connection of its own. ``streaming``:
+    read a few rows at a time on PostgreSQL (``PostgresDatabase``); SQLite always does."""
     if is_postgresql(setting):
-        return postgresql.connect(setting)
+        return postgresql.connect(setting, streaming)
     return database.connect(setting)
 
 
@@ -156,7 +157,7 @@ def stream_rows(setting: str, produce: Callable[[Database], Iterator[T]]) -> Ite
     stream must not depend on that one. On PostgreSQL the connection streams its reads
     (``postgresql.PostgresDatabase``), so memory stays flat however many rows.
     """
-    db = postgresql.connect(setting, streaming=True) if is_postgresql(setting) else connect(setting)
+    db = connect(setting, streaming=True)
     try:
         yield from produce(db)
     finally:
