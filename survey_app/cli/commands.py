@@ -54,6 +54,7 @@ from survey_app.storage.destruction import (
 )
 from survey_app.storage.events import COMMAND_LINE
 from survey_app.storage.invitations import FEW_LINKS, create_invitations
+from survey_app.storage.joint_tallies import rebuild as rebuild_joint_tallies
 from survey_app.storage.postgresql import DatabaseUnavailableError
 from survey_app.storage.studies import default_owner_id
 from survey_app.storage.surveys import (
@@ -394,14 +395,22 @@ def export_command(
 @click.argument("slug")
 @with_appcontext
 def recount_command(slug: str) -> None:
-    """Rebuild a survey's answer counters from its responses and say if they matched."""
-    result = recount(get_db(), _survey_or_fail(slug))
-    if result.matched:
-        click.echo(f"Counters matched the responses ({len(result.after)} questions).")
-        return
+    """Rebuild a survey's answer counters and kept joint counts from its responses and say
+    if they matched (joint counts kept since an upgrade only: rebuilt, not compared)."""
+    db, survey = get_db(), _survey_or_fail(slug)
+    result = recount(db, survey)
+    joint = rebuild_joint_tallies(db, survey)
     for key, before, after in result.differences():
         click.echo(f"{key}: stored {before}, recounted {after}")
-    click.echo("Counters did not match; they now equal the recount.")
+    for key, matched in joint.matched.items():
+        if matched is None:
+            click.echo(f"{key}: joint counts rebuilt (kept from the upgrade on; now complete)")
+        elif not matched:
+            click.echo(f"{key}: joint counts did not match the responses")
+    if result.matched and joint.all_matched:
+        click.echo(f"Counters matched the responses ({len(result.after)} questions).")
+    else:
+        click.echo("Counters did not match; they now equal the recount.")
 
 
 @click.command("ledger")

@@ -2,6 +2,10 @@
 a few questions. They are the sufficient statistics of every analysis across questions
 (estimates by group, the regression, a plain question's histogram for a public page).
 
+Most are kept as responses arrive (``joint_tallies``) and read from there. The rest (a
+question whose counts are not kept, or not yet complete after an upgrade) are counted
+from the responses, as follows.
+
 Counting a million responses means reading every row's JSON (about three seconds here), so
 counts are kept, each with the highest response id it includes. Responses are never
 changed once stored and their ids only grow, so a later request scans only the rows
@@ -49,6 +53,7 @@ from survey_app.domain.answers import Stored
 from survey_app.storage import backends
 from survey_app.storage.backends import Database
 from survey_app.storage.database import write_transaction
+from survey_app.storage.joint_tallies import joint_counts_kept
 from survey_app.storage.surveys import Survey
 
 CACHE_ENTRIES = 64
@@ -108,6 +113,9 @@ def joint_counts(
     unknown = [key for key in keys if key not in known]
     if unknown or not keys:
         raise ValueError(f"not questions of {survey.slug!r}: {unknown or 'none given'}")
+    kept = joint_counts_kept(db, survey, keys)
+    if kept is not None:
+        return kept
     canonical = tuple(sorted(set(keys)))
     counted = _counted(db, survey, canonical, patience)
     return _project(counted.counts, canonical, tuple(keys))

@@ -538,6 +538,29 @@ def _answer_tickets(db: sqlite_utils.Database) -> None:
     )
 
 
+def _joint_tallies(db: sqlite_utils.Database) -> None:
+    """Joint counts kept as responses arrive (``joint_tallies``): per sensitive question,
+    how many responses stored each combination of every plain question's value and its
+    own, a JSON list. ``joint_tallies_complete`` is 1 for a question whose counts hold
+    every response: each new question. A question that already has responses gets null:
+    its counts are kept from now on, and read once ``survey-app recount`` rebuilt them."""
+    db.executescript(
+        """
+        CREATE TABLE joint_tallies (
+            survey_id INTEGER NOT NULL REFERENCES surveys(id) ON DELETE CASCADE,
+            question_id INTEGER NOT NULL REFERENCES questions(id) ON DELETE CASCADE,
+            combination TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY (survey_id, question_id, combination)
+        ) WITHOUT ROWID;
+        ALTER TABLE questions ADD COLUMN joint_tallies_complete INTEGER DEFAULT 1
+            CHECK (joint_tallies_complete = 1);
+        UPDATE questions SET joint_tallies_complete = NULL
+            WHERE EXISTS (SELECT 1 FROM responses r WHERE r.survey_id = questions.survey_id);
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _create_surveys_questions_responses,
     _create_researchers,
@@ -557,6 +580,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _question_conditions,
     _shared_rate_counts,
     _answer_tickets,
+    _joint_tallies,
 )
 
 

@@ -39,7 +39,13 @@ SURVEY_DELETED = "survey deleted"
 ANSWERS_DESTROYED = "answers destroyed"
 
 # Tables holding a survey's answers, or counts made from them, by ``survey_id``.
-_ANSWER_TABLES = ("responses", "count_snapshots", "count_leases", "invitations")
+_ANSWER_TABLES = (
+    "responses",
+    "joint_tallies",
+    "count_snapshots",
+    "count_leases",
+    "invitations",
+)
 # What the public page shows: kept after the retention date if the owner chose so.
 _PUBLISHED_TABLES = ("releases", "budget_changes")
 # What deleting a survey changes besides those (events only gain rows).

@@ -16,6 +16,7 @@ from survey_app.domain.display_logic import NOT_APPLICABLE
 from survey_app.storage.backends import Database
 from survey_app.storage.database import write_transaction
 from survey_app.storage.invitations import AnswerTicket, InvitationError, use_ticket
+from survey_app.storage.joint_tallies import add_to_joint_tallies
 from survey_app.storage.surveys import Survey
 from survey_app.storage.tallies import add_to_tallies
 
@@ -107,15 +108,13 @@ def record_response(
         reported=dict(reported),
         not_applicable=not_applicable,
     )
-    answers = json.dumps(
-        {
-            q.key: NOT_APPLICABLE if q.key in not_applicable else to_stored(q, reported[q.key])
-            for q in survey.questions
-        }
-    )
+    values = {
+        q.key: NOT_APPLICABLE if q.key in not_applicable else to_stored(q, reported[q.key])
+        for q in survey.questions
+    }
     if survey.by_invitation and ticket is None:
         raise InvitationError("this survey needs the invitation link you were sent")
-    return _store(db, survey, stored, submission_id, answers, ticket)
+    return _store(db, survey, stored, submission_id, values, ticket)
 
 
 def _store(
@@ -123,11 +122,11 @@ def _store(
     survey: Survey,
     stored: StoredResponse,
     submission_id: str,
-    answers: str,
+    values: dict[str, Stored],
     ticket: AnswerTicket | None,
 ) -> StoredResponse:
-    """The response's own transaction: its ticket spent, the survey's count, the row and
-    the tallies.
+    """The response's own transaction: its ticket spent, the survey's count, the row, the
+    tallies and the joint counts.
 
     The count goes first, and only while the survey is open: the status is checked under
     the write lock, so a response cannot land after a close or a destruction committed.
@@ -147,9 +146,10 @@ def _store(
         db.execute(
             "INSERT INTO responses (submission_id, survey_id, answered_on, design, answers) "
             "VALUES (?, ?, ?, ?, ?)",
-            [submission_id, survey.id, stored.answered_on, stored.design, answers],
+            [submission_id, survey.id, stored.answered_on, stored.design, json.dumps(values)],
         )
         add_to_tallies(db, survey, stored.reported, stored.not_applicable)
+        add_to_joint_tallies(db, survey, values)
     return stored
 
 

@@ -88,6 +88,8 @@ class Question:
     fixed_options: tuple[int, ...] = ()
     #: Text and options in the survey's languages other than the one ``text`` is in.
     translations: dict[str, QuestionTexts] = field(default_factory=dict, hash=False)
+    #: Whether its kept joint counts hold every response (``joint_tallies``).
+    joint_tallies_complete: bool = True
 
     def shown_in(self, language: str, current: str) -> Question:
         """This question in ``language``, given that its fields are in ``current``."""
@@ -550,7 +552,7 @@ _SURVEY_COLUMNS = (
 )
 _QUESTION_COLUMNS = (
     "id, key, text, type, sensitive, required, options, min, max, requested_epsilon, parameters, "
-    "translations, option_order, fixed_options, show_if"
+    "translations, option_order, fixed_options, show_if, joint_tallies_complete"
 )
 
 
@@ -581,6 +583,7 @@ def get_survey(db: Database, slug: str) -> Survey | None:
                 code: QuestionTexts(texts["text"], tuple(texts["options"]))
                 for code, texts in json.loads(q["translations"]).items()
             },
+            joint_tallies_complete=bool(q["joint_tallies_complete"]),
         )
         for q in db.query(
             f"SELECT {_QUESTION_COLUMNS} FROM questions "  # noqa: S608

@@ -1,6 +1,7 @@
-"""Joint counts of stored values: exact against the rows, kept up to date as responses
-arrive, never mixed up between two databases; one entry and one snapshot per set of
-questions, a capped number of snapshots, and one cold scan per survey at a time."""
+"""Joint counts counted from the responses (questions whose counts are not kept as
+responses arrive, ``joint_tallies``; here none is): exact against the rows, caught up as
+responses arrive, never mixed up between two databases; one entry and one snapshot per
+set of questions, a capped number of snapshots, and one cold scan per survey at a time."""
 
 from __future__ import annotations
 
@@ -22,13 +23,20 @@ import sqlite_utils
 from flask import Flask
 from flask.testing import FlaskClient
 
-from survey_app.storage import backends, crosstabs
+from survey_app.storage import backends, crosstabs, joint_tallies
 from survey_app.storage.backends import Database
 from survey_app.storage.database import connect, write_transaction
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import get_survey
 from survey_app.web.database_session import get_db
 from tests.support.examples import MIXED_SLUG
+
+
+@pytest.fixture(autouse=True)
+def counted_from_the_responses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No question's joint counts kept: every count here comes from the responses (in
+    this process and in the workers it forks)."""
+    monkeypatch.setattr(joint_tallies, "JOINT_CELLS_LIMIT", 0)
 
 
 def store(app: Flask, how_many: int, start: int = 0) -> None:
