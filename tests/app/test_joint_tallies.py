@@ -34,7 +34,7 @@ PLACEMENTS = ROOT / "examples" / "clinical-placements.yaml"
 def true_answers(survey: Survey, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Any valid true answers, ``n`` of each question (the counts, not the truths, are
     what this module checks)."""
-    truths = {}
+    truths: dict[str, np.ndarray] = {}
     for q in survey.questions:
         if q.type.is_yes_no:
             truths[q.key] = rng.random(n) < 0.3
@@ -170,9 +170,9 @@ def test_counts_from_before_an_upgrade_are_read_once_recount_rebuilt_them(
     answer(db, survey, 60, seed=5)
     survey = upgraded(db, survey)
     answer(db, survey, 30, seed=6, start=60)  # kept from the upgrade on: 30 of 90
-    keys = ("year", "satisfied", "cheated")
-    assert joint_counts_kept(db, survey, keys) is None
-    assert crosstabs.joint_counts(db, survey, keys) == from_rows(db, survey, keys)
+    asked = ("year", "satisfied", "cheated")
+    assert joint_counts_kept(db, survey, asked) is None
+    assert crosstabs.joint_counts(db, survey, asked) == from_rows(db, survey, asked)
     result = rebuild(db, survey)
     assert set(result.matched.values()) == {None}  # incomplete: rebuilt, not compared
     survey = get_survey(db, survey.slug)  # type: ignore[assignment]
@@ -207,7 +207,7 @@ def test_a_rebuild_counts_the_responses_stored_during_its_scan(
     answer(db, survey, 40, seed=8)
     survey = upgraded(db, survey)
     real_count = joint_tallies._count
-    calls = []
+    calls: list[int] = []
 
     def count_then_answer(*args):  # type: ignore[no-untyped-def]
         result = real_count(*args)
