@@ -294,7 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     database = folder / "survey.db"
-    loaded = load_synthetic.load(database, args.responses, verify=False, log=False)
+    loaded = load_synthetic.load(
+        database, args.responses, verify=False, log=False, joint_counts=False
+    )
     secret_key = new_secret_key()
     create_researcher(database, secret_key)
     rounds = []

@@ -32,6 +32,8 @@ its result is checked against the totals the generator kept.
 alternatives named in ``COUNT_VARIANTS``.
 
     .venv/bin/python benchmarks/ten_million.py load                 # ~15 min at 10M
+    .venv/bin/python benchmarks/ten_million.py recount   # the joint counts of a database
+                                                         # loaded before they were kept
     .venv/bin/python benchmarks/ten_million.py measure
     .venv/bin/python benchmarks/ten_million.py explain
     .venv/bin/python benchmarks/ten_million.py stop --remove
@@ -77,7 +79,7 @@ from benchmarks.loadlib import (  # noqa: E402
 )
 from survey_app.domain.definitions import parse_definition  # noqa: E402
 from survey_app.domain.display_logic import NOT_APPLICABLE  # noqa: E402
-from survey_app.storage import backends, postgresql, tallies  # noqa: E402
+from survey_app.storage import backends, joint_tallies, postgresql, tallies  # noqa: E402
 from survey_app.storage.database import write_transaction  # noqa: E402
 from survey_app.storage.surveys import Survey, get_survey, store_survey  # noqa: E402
 from tests.support.postgresql import Cluster, server_binaries  # noqa: E402
@@ -257,6 +259,23 @@ def rebuild_tallies(url: str, survey: Survey, totals: dict[str, dict[str, int]])
     }
 
 
+def rebuild_joint_counts(url: str, survey: Survey) -> dict[str, Any]:
+    """``joint_tallies.rebuild``, as ``survey-app recount`` runs it: the rows went in by
+    ``COPY``, not through ``record_response``, so the joint counts kept as responses
+    arrive are built from them once (and, on a database loaded before they existed, this
+    is the upgrade's one-off rebuild)."""
+    db = backends.connect(url)
+    started = time.perf_counter()
+    try:
+        result = joint_tallies.rebuild(db, survey)
+    finally:
+        db.conn.close()
+    return {
+        "joint_counts_seconds": round(time.perf_counter() - started, 1),
+        "joint_counts_matched": result.matched,
+    }
+
+
 def store_totals(db: backends.Database, survey: Survey, totals: dict[str, dict[str, int]]) -> None:
     ids = {q.key: q.id for q in survey.questions}
     with write_transaction(db):
@@ -290,11 +309,13 @@ def load(cluster: KeptCluster, name: str, responses: int, seed: int) -> dict[str
     started = time.perf_counter()
     copied = copy_rows(url, survey, responses, seed)
     rebuilt = rebuild_tallies(url, survey, copied["totals"])
+    joint = rebuild_joint_counts(url, survey)
     return {
         "database": name,
         "responses": responses,
         **copied,
         **rebuilt,
+        **joint,
         "load_seconds": round(time.perf_counter() - started, 1),
         "database_bytes": database_size(url),
     }
@@ -510,6 +531,9 @@ def measure(cluster: KeptCluster, args: argparse.Namespace) -> dict[str, Any]:
         for client in clients.values():
             client.log_in(DASHBOARD)
         result["responses"] = {name: count_responses(url) for name, url in urls.items()}
+        result["joint_counts_complete"] = {
+            name: joint_counts_complete(url) for name, url in urls.items()
+        }
         result["cold"] = {
             name: {page: first_request(client, path) for page, path in COLD_PAGES.items()}
             for name, client in clients.items()
@@ -531,6 +555,19 @@ def count_responses(url: str) -> int:
     db = postgresql.connect(url)
     try:
         return int(db.execute("SELECT count(*) FROM responses").fetchone()[0])
+    finally:
+        db.conn.close()
+
+
+def joint_counts_complete(url: str) -> bool:
+    """Whether every sensitive question's kept joint counts hold every response (false on
+    a database loaded before they existed, until ``recount`` rebuilt them)."""
+    db = postgresql.connect(url)
+    try:
+        missing = db.execute(
+            "SELECT count(*) FROM questions WHERE sensitive = 1 AND joint_tallies_complete IS NULL"
+        ).fetchone()[0]
+        return int(missing) == 0
     finally:
         db.conn.close()
 
@@ -573,7 +610,7 @@ def write_json(name: str, data: dict[str, Any], results: Path) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["load", "measure", "explain", "stop"])
+    parser.add_argument("command", choices=["load", "recount", "measure", "explain", "stop"])
     parser.add_argument("--folder", type=Path, default=DEFAULT_FOLDER)
     parser.add_argument("--responses", type=int, default=10_000_000)
     parser.add_argument("--seed", type=int, default=load_synthetic.DEFAULT_SEED)
@@ -597,6 +634,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 load(cluster, "large", args.responses, args.seed + 1),
             ]
         print(write_json("load", {"loads": loads}, args.results_dir))
+    elif args.command == "recount":
+        with running(args.folder) as cluster:
+            recounts = {}
+            for name in ("small", "large"):
+                url = cluster.database(name)
+                recounts[name] = rebuild_joint_counts(url, stored_survey(url))
+        print(write_json("recount", {"started": now(), "recounts": recounts}, args.results_dir))
     elif args.command == "measure":
         with running(args.folder) as cluster:
             result = measure(cluster, args)

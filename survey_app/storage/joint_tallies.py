@@ -141,6 +141,17 @@ def _complete(survey: Survey, question: Question) -> bool:
     return question.joint_tallies_complete and kept(survey, question)
 
 
+def forget(db: Database, survey: Survey) -> None:
+    """Drop the survey's kept counts and mark them incomplete, as after an upgrade: for
+    responses stored other than by ``record_response`` (a bulk load), which they lack.
+    ``rebuild`` makes them whole again; meanwhile they are counted from the responses."""
+    with write_transaction(db):
+        db.execute("DELETE FROM joint_tallies WHERE survey_id = ?", [survey.id])
+        db.execute(
+            "UPDATE questions SET joint_tallies_complete = NULL WHERE survey_id = ?", [survey.id]
+        )
+
+
 @dataclass(frozen=True)
 class JointRecount:
     """What ``rebuild`` found: per sensitive question key, whether the kept counts equalled

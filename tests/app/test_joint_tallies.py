@@ -154,10 +154,7 @@ def test_too_many_plain_combinations_keep_nothing_and_scan_instead(app: Flask) -
 def upgraded(db: Database, survey: Survey) -> Survey:
     """The survey as migration 19 leaves one that had responses: its questions' counts
     kept from then on, but incomplete (here: those before it forgotten)."""
-    db.execute("DELETE FROM joint_tallies WHERE survey_id = ?", [survey.id])
-    db.execute(
-        "UPDATE questions SET joint_tallies_complete = NULL WHERE survey_id = ?", [survey.id]
-    )
+    joint_tallies.forget(db, survey)
     again = get_survey(db, survey.slug)
     assert again is not None
     return again
