@@ -62,7 +62,7 @@ def answer_left(app: Flask) -> bool:
     db.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
     dead = sum(
         db.execute("SELECT dead_tuple_count FROM pgstattuple(?)", [table]).fetchone()[0]
-        for table in ("responses", "tallies", "count_snapshots")
+        for table in ("responses", "tallies", "joint_tallies", "count_snapshots")
     )
     db.conn.close()
     return PLAIN_ANSWER.encode() in dump or dead > 0
@@ -174,7 +174,8 @@ def test_after_the_date_the_answers_are_destroyed_and_the_figures_kept_if_chosen
     assert ("write-ahead log archives, replicas" in done.stderr) is on_postgresql
     assert not answer_left(app)
     rows = survey_rows(database, survey_id)
-    for table in ("responses", "tallies", "count_snapshots", "count_leases", "invitations"):
+    answers = ("responses", "tallies", "joint_tallies", "count_snapshots", "count_leases")
+    for table in (*answers, "invitations"):
         assert rows[table] == 0, table
     kept = 1 if keep_figures else 0
     assert (rows["releases"], rows["budget_changes"]) == (kept, kept)
@@ -253,6 +254,6 @@ def test_a_response_on_its_way_cannot_land_after_the_destruction(
     clock.advance(1)
     assert runner.invoke(args=["destroy-expired"]).exit_code == 0
     with app.app_context(), pytest.raises(SurveyNotOpenError):
-        record_response(get_db(), read_while_open, {"cheated": True, "code": 918273}, "late-1")
+        record_response(get_db(), read_while_open, {"cheated": True, "code": 91827}, "late-1")
     assert not answer_left(app)
     assert stored(app, POLL).destroyed_on is not None

@@ -33,14 +33,15 @@ from tests.support.stored import column_names, database_bytes, table_names
 
 POLL = "habits"
 DRAFT = "sketch"
-# A plain number is stored as given: the one answer whose bytes a test can look for.
-PLAIN_ANSWER = "918273"
+# A plain number is stored as given: the one answer whose bytes a test can look for. Its
+# range is small enough for the joint counts to be kept (``joint_tallies``): they hold it too.
+PLAIN_ANSWER = "91827"
 POLL_FILE = f"""\
 slug: {POLL}
 title: Habits
 questions:
   - {{key: cheated, text: "Have you cheated on an exam?", type: yes_no}}
-  - {{key: code, text: "Your participant code", type: number, min: 0, max: 999999,
+  - {{key: code, text: "Your participant code", type: number, min: 0, max: 99999,
       sensitive: false}}
 """
 MULTILINGUAL = ROOT / "examples" / "multilingual-survey.yaml"
