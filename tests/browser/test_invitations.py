@@ -3,8 +3,9 @@
 The operator's path from the README: a definition with ``access: invitation`` imported with
 ``survey-app import-survey``, links written by ``survey-app invite`` with
 ``SURVEY_APP_BASE_URL`` set to the server's address, then opened as respondents would. The
-database is read on a connection of our own, as an auditor would: one response and one
-spent answer ticket per answered link, and no link stored in a form that would work again.
+database (SQLite or PostgreSQL) is read on a connection of our own, as an auditor would:
+one response and one spent answer ticket per answered link, and no link stored in a form
+that would work again.
 Opening a link shows a start page; its button spends the link for an answer ticket, which
 the form carries (``storage/invitations.py``).
 """
@@ -12,7 +13,6 @@ the form carries (``storage/invitations.py``).
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -31,6 +31,7 @@ from tests.support.browser import (
     submit,
     watch,
 )
+from tests.support.stored import count, database_bytes, opened
 
 SLUG = "staff-wellbeing"
 TITLE = "Staff wellbeing survey"
@@ -79,39 +80,20 @@ def token_of(link: str) -> str:
 
 
 def counts(server: LiveServer) -> tuple[int, int]:
-    """(responses, spent answer tickets) for the survey, from the SQLite file."""
-    conn = sqlite3.connect(server.db_path)
-    try:
-        (survey_id,) = conn.execute("SELECT id FROM surveys WHERE slug = ?", [SLUG]).fetchone()
-        (responses,) = conn.execute(
-            "SELECT count(*) FROM responses WHERE survey_id = ?", [survey_id]
-        ).fetchone()
-        (used,) = conn.execute(
-            "SELECT count(*) FROM spent_tickets WHERE survey_id = ?", [survey_id]
-        ).fetchone()
-        return int(responses), int(used)
-    finally:
-        conn.close()
+    """(responses, spent answer tickets) for the survey, from the database."""
+    with opened(server.database) as db:
+        (survey_id,) = db.execute("SELECT id FROM surveys WHERE slug = ?", [SLUG]).fetchone()
+        where = ("survey_id = ?", [survey_id])
+        return count(db, "responses", *where), count(db, "spent_tickets", *where)
 
 
 def stored_answers(server: LiveServer, submission_id: str) -> dict[str, str]:
-    conn = sqlite3.connect(server.db_path)
-    try:
-        (answers,) = conn.execute(
+    with opened(server.database) as db:
+        (answers,) = db.execute(
             "SELECT answers FROM responses WHERE submission_id = ?",
             [submission_id.split(".")[0]],  # the form token's random part
         ).fetchone()
-    finally:
-        conn.close()
     return {key: "yes" if value else "no" for key, value in json.loads(answers).items()}
-
-
-def database_text(server: LiveServer) -> str:
-    conn = sqlite3.connect(server.db_path)
-    try:
-        return "\n".join(conn.iterdump())
-    finally:
-        conn.close()
 
 
 def open_link(page: Any, link: str) -> str:
@@ -134,6 +116,7 @@ def expect_refused(page: Any, url: str) -> None:
     expect(page.locator("form")).to_have_count(0)
 
 
+@pytest.mark.both_backends  # links spent, answers stored, refusals: on both backends
 def test_a_link_answers_once_with_javascript(
     new_context: Any, live_server: LiveServer, links: list[str]
 ) -> None:
@@ -161,14 +144,16 @@ def test_a_link_answers_once_with_javascript(
     # One more response and one more spent ticket (from a fresh survey: exactly one of each).
     assert counts(live_server) == (before[0] + 1, before[1] + 1)
     # Only hashes of the links are kept: the token itself is nowhere in the database.
-    dump = database_text(live_server)
-    assert all(token_of(each) not in dump for each in links) and ticket not in dump
+    held = database_bytes(live_server.database)
+    assert all(token_of(each).encode() not in held for each in links)
+    assert ticket.encode() not in held
 
     # The used link, opened again in a browser that never saw it: refused, nothing stored.
     expect_refused(new_context().new_page(), link)
     assert counts(live_server) == (before[0] + 1, before[1] + 1)
 
 
+@pytest.mark.both_backends
 def test_a_link_answers_without_javascript_and_the_server_randomizes(
     new_context: Any, live_server: LiveServer, links: list[str]
 ) -> None:
@@ -203,6 +188,7 @@ def test_the_start_page_is_accessible_at_375_px(
     assert layout_problems(page, {"width": 375, "height": 740}) == []
 
 
+@pytest.mark.both_backends
 def test_without_a_valid_invitation_the_survey_is_refused(
     page: Any, live_server: LiveServer, links: list[str]
 ) -> None:
