@@ -1,5 +1,5 @@
-"""Subset selection's reports in a real SQLite file: the running tallies and ``recount``
-count each option in a stored set ("0,3,11") once, and nothing else.
+"""Subset selection's reports in a real database (SQLite and PostgreSQL): the running
+tallies and ``recount`` count each option in a stored set ("0,3,11") once, and nothing else.
 
 A survey file gets subset selection at its best set size; to reach sizes a file would
 not get (11 of 20, where "1" is inside "11"), a survey is stored with a GRR choice
@@ -11,26 +11,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
-import sqlite_utils
 
 from survey_app.domain.definitions import parse_definition
 from survey_app.privacy.mechanisms.cells import CellRule, TallyCell
 from survey_app.privacy.mechanisms.subset_selection import SubsetSelection
 from survey_app.storage import tallies
-from survey_app.storage.database import connect, migrate
+from survey_app.storage.backends import Database
 from survey_app.storage.responses import record_response
 from survey_app.storage.surveys import Survey, store_survey
 from survey_app.storage.tallies import read_tallies, recount
 from tests.support.statistics import Seeded
 
 
-def _subset_survey(
-    path: Path, k: int, size: int
-) -> tuple[sqlite_utils.Database, Survey, SubsetSelection]:
-    """A database file holding one open survey whose choice question (k options) is
+def _subset_survey(db: Database, k: int, size: int) -> tuple[Survey, SubsetSelection]:
+    """``db`` holding one open survey whose choice question (k options) is
     answered by subset selection with sets of ``size``, and an optional second one."""
     options = ", ".join(f"o{index}" for index in range(k))
     definition = parse_definition(
@@ -39,15 +36,13 @@ def _subset_survey(
         f"  - {{key: also, text: Also, type: choice, options: [{options}], mechanism: grr, "
         "required: false}\n"
     )
-    db = connect(path)
-    migrate(db)
     stored = store_survey(db, definition)
     mechanism = SubsetSelection.from_epsilon(k, 1, size)
     survey = dataclasses.replace(
         stored,
         questions=tuple(dataclasses.replace(q, mechanism=mechanism) for q in stored.questions),
     )
-    return db, survey, mechanism
+    return survey, mechanism
 
 
 def _python_counts(sets: list[tuple[int, ...] | None]) -> dict[str, int]:
@@ -59,12 +54,13 @@ def _python_counts(sets: list[tuple[int, ...] | None]) -> dict[str, int]:
 
 @pytest.mark.parametrize(("k", "size"), [(4, 2), (12, 5), (13, 1), (20, 11), (20, 3)])
 def test_running_tallies_and_a_recount_count_each_member_of_a_stored_set_once(
-    tmp_path: Path, k: int, size: int
+    new_database: Callable[[], Database], k: int, size: int
 ) -> None:
     """Random sets (of sizes reaching past 11, where "1" is inside "11" and "12"), some
     questions skipped: the running tallies, the recount's SQL and Python's own count of
     the same sets agree cell by cell, and a recount finds nothing to correct."""
-    db, survey, mechanism = _subset_survey(tmp_path / "sets.db", k, size)
+    db = new_database()
+    survey, mechanism = _subset_survey(db, k, size)
     source = Seeded(k * 100 + size)
     sent: dict[str, list[tuple[int, ...] | None]] = {"pick": [], "also": []}
     for number in range(120):
@@ -85,10 +81,13 @@ def test_running_tallies_and_a_recount_count_each_member_of_a_stored_set_once(
     assert result.after == expected
 
 
-def test_an_undelimited_match_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_undelimited_match_is_caught(
+    new_database: Callable[[], Database], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Break it: found with ``LIKE`` without the commas, option 1 is counted in "11" and
     the recount no longer agrees with the running tallies."""
-    db, survey, mechanism = _subset_survey(tmp_path / "sets.db", 13, 2)
+    db = new_database()
+    survey, _ = _subset_survey(db, 13, 2)
     record_response(db, survey, {"pick": (3, 11), "also": (0, 12)}, "submission-000000000001")
     assert recount(db, survey).matched
     shipped = tallies._aggregate
