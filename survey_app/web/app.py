@@ -143,7 +143,10 @@ def _retention_check_once_the_database_answers() -> None:
 def _refuse_nul_characters() -> None:
     """A NUL character in a query or form field is refused (400) before any route reads
     it: PostgreSQL cannot store one in text where SQLite can, and the app must answer
-    alike on both. No form here has a use for one."""
+    alike on both. No form here has a use for one. A request no route takes is left to
+    its 404 or 405: reading its form first would answer a too-large one with 400."""
+    if request.routing_exception is not None:
+        return
     fields = request.args.items(multi=True)
     if request.method == "POST":
         fields = itertools.chain(fields, request.form.items(multi=True))
