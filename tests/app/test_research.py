@@ -67,6 +67,19 @@ def test_login_then_dashboard(logged_in: FlaskClient) -> None:
     assert "no responses yet" in page
 
 
+def test_a_large_survey_warns_that_the_responses_csv_may_be_cut_short(
+    logged_in: FlaskClient, database: Database
+) -> None:
+    """From a million responses the page says the per-response download can end at the
+    server's time limit without an error, and names the command that has none."""
+    page = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    assert 'id="large-export"' not in page
+    database.execute("UPDATE surveys SET responses = 1000000 WHERE slug = ?", [SLUG])
+    page = logged_in.get(f"/research/surveys/{SLUG}").get_data(as_text=True)
+    assert 'id="large-export"' in page and "With 1,000,000 responses" in page
+    assert f"<code>survey-app export {SLUG} --responses -o FILE</code>" in page
+
+
 def test_wrong_password_fails(client: FlaskClient, researcher: str) -> None:
     response = log_in(client, researcher, "wrong password!")
     assert response.status_code == 401
