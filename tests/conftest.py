@@ -2,7 +2,8 @@
 researcher, the mixed survey, the database as an auditor reads it, and a hand-moved clock.
 
 ``app`` runs once per storage backend (the ``backend`` parameter): on a SQLite file, and
-on a database of its own in a throwaway PostgreSQL cluster (tests/support/postgresql.py).
+on a database in a throwaway PostgreSQL cluster (tests/support/postgresql.py), one per
+test process, reset between tests (tests/support/worker_database.py).
 A test that checks SQLite's own files (its WAL, file modes, the online backup) is marked
 ``sqlite_only`` and runs on SQLite alone.
 
@@ -39,6 +40,7 @@ from tests.support.postgresql import (  # noqa: F401 (fixtures offered to every 
 )
 from tests.support.researchers import PASSWORD, Clock, log_in
 from tests.support.stored import StoredState, opened
+from tests.support.worker_database import WorkerDatabase
 
 
 class CompiledTemplates(jinja2.BytecodeCache):
@@ -178,18 +180,24 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(scope="session")
+def worker_database(postgresql_cluster: Cluster, example_postgresql: str) -> WorkerDatabase:  # noqa: F811
+    """This test process's PostgreSQL database for the apps, reset to the example database
+    before each test (tests/support/worker_database.py)."""
+    return WorkerDatabase(postgresql_cluster, example_postgresql)
+
+
 @pytest.fixture
-def app(
-    backend: str, copy_database: Callable[[str], str], request: pytest.FixtureRequest
-) -> Iterator[Flask]:
-    """A fresh app on its own database: the example survey, no response, no account."""
+def app(backend: str, copy_database: Callable[[str], str], request: pytest.FixtureRequest) -> Flask:
+    """A fresh app on its own database: the example survey, no response, no account.
+
+    On SQLite a copy of the example database; on PostgreSQL this test process's database,
+    put back as the example database was (``worker_database``).
+    """
     if backend == "sqlite":
-        yield make_app(copy_database(str(request.getfixturevalue("example_database"))))
-        return
-    setting = copy_database(request.getfixturevalue("example_postgresql"))
-    yield make_app(setting)
-    cluster: Cluster = request.getfixturevalue("postgresql_cluster")
-    cluster.release_database(setting)
+        return make_app(copy_database(str(request.getfixturevalue("example_database"))))
+    worker: WorkerDatabase = request.getfixturevalue("worker_database")
+    return make_app(worker.clean())
 
 
 @pytest.fixture(scope="session")
