@@ -31,6 +31,7 @@ from survey_app.storage.backends import Database
 from survey_app.storage.database import create_owner_only_file
 from survey_app.storage.surveys import store_survey
 from survey_app.web.database_session import get_db
+from tests.support.compiled_rules import compile_rules_once
 from tests.support.examples import EXAMPLE, MIXED
 from tests.support.postgresql import (  # noqa: F401 (fixtures offered to every test)
     BACKENDS,
@@ -66,6 +67,7 @@ COMPILED_TEMPLATES = CompiledTemplates()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    compile_rules_once()
     config.addinivalue_line(
         "markers",
         "both_backends: a slow or browser test run on PostgreSQL too (flows that store, "
