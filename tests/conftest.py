@@ -13,8 +13,6 @@ test modules that use them; this file holds fixtures only.
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -40,8 +38,8 @@ from tests.support.postgresql import (  # noqa: F401 (fixtures offered to every 
     postgresql_cluster,
 )
 from tests.support.researchers import PASSWORD, Clock, log_in
-from tests.support.stored import StoredState, opened
-from tests.support.worker_database import WorkerDatabase
+from tests.support.stored import StoredState, copy_sqlite_file, opened
+from tests.support.worker_database import State, WorkerDatabase
 
 
 class CompiledTemplates(jinja2.BytecodeCache):
@@ -219,14 +217,57 @@ def copy_database(
             return cluster.copy_database(setting)
         path = tmp_path_factory.mktemp("db") / "survey.db"
         create_owner_only_file(path)
-        with (
-            contextlib.closing(sqlite3.connect(setting)) as source,
-            contextlib.closing(sqlite3.connect(path)) as target,
-        ):
-            source.backup(target)
+        copy_sqlite_file(setting, path)
         return str(path)
 
     return copy
+
+
+@pytest.fixture(scope="module")
+def built_states() -> dict[tuple[str, str], str | State]:
+    """What ``built_once`` kept in this module, by builder and backend."""
+    return {}
+
+
+@pytest.fixture
+def built_once(
+    app: Flask,
+    backend: str,
+    built_states: dict[tuple[str, str], str | State],
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+) -> Callable[[Callable[[Flask], object]], Flask]:
+    """``build(app)`` once per module and backend: what a module's tests all read (thousands
+    of responses, each stored in a transaction of its own, took 1 s a test on SQLite and
+    3-4 s on PostgreSQL). The first test's app builds it; every later test's database
+    gets what that left, written over it in place (the setting unchanged, so a fixture
+    that opened it sees it too): SQLite's backup API, or PostgreSQL's tables emptied and
+    loaded (``worker_database``). Whatever the database held is replaced, so a fixture
+    that stores something else (an account) must come after the build."""
+
+    def once(build: Callable[[Flask], object]) -> Flask:
+        key = (build.__qualname__, backend)
+        setting = app.config["DATABASE"]
+        worker: WorkerDatabase | None = (
+            request.getfixturevalue("worker_database") if backend == "postgresql" else None
+        )
+        kept = built_states.get(key)
+        if kept is None:
+            build(app)
+            if worker is not None:
+                built_states[key] = worker.snapshot()
+            else:
+                path = str(tmp_path_factory.mktemp("built") / "survey.db")
+                copy_sqlite_file(setting, path)
+                built_states[key] = path
+        elif isinstance(kept, State):
+            assert worker is not None
+            worker.load(kept)
+        else:
+            copy_sqlite_file(kept, setting)
+        return app
+
+    return once
 
 
 @pytest.fixture

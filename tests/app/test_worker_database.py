@@ -69,6 +69,24 @@ def test_a_reset_puts_back_every_row_and_where_every_sequence_stands(
     assert state(url) == before
 
 
+def test_a_snapshot_loaded_into_a_later_tests_database_is_what_it_held(
+    worker: WorkerDatabase,
+) -> None:
+    """What ``built_once`` gives a module's later tests: every row, every sequence."""
+    url = worker.clean()
+    app = make_app(url)
+    with app.app_context():
+        store_survey(get_db(), load_definition(MIXED))
+        create_researcher(get_db(), "ada", PASSWORD)
+    submit_client_randomized(app, dict.fromkeys(KEYS, "y"))
+    built = state(url)
+    snapshot = worker.snapshot()
+    assert worker.clean() == url
+    assert state(url) != built
+    worker.load(snapshot)
+    assert state(url) == built
+
+
 def test_counts_kept_in_memory_before_a_reset_are_not_served_after_it(
     worker: WorkerDatabase,
 ) -> None:
