@@ -7,9 +7,12 @@ emptying those and loading the template's rows back costs a few milliseconds ins
 
 What a new copy guaranteed, a reset guarantees too:
 
-- every table holds the template's rows and no other: a table a test changed is emptied
-  with ``TRUNCATE`` (new files, no dead row versions left behind, as a copy's), together
-  with every table referring to it, and the template's rows are loaded back;
+- every table holds the template's rows and no other: each table a test changed is
+  emptied and the template's rows loaded back. ``TRUNCATE`` (new files, no dead row
+  version left behind, as in a copy) empties those that only changed tables refer to:
+  the responses, tallies, events and counts a test stores. The others (surveys, accounts:
+  nearly every table refers to them, and ``TRUNCATE`` would have to empty all of those
+  too, 30 ms) lose their rows with ``DELETE``, foreign keys unchecked for the moment;
 - every sequence stands where the template's stood, so ids are those of a new copy;
 - no kept counts of the test before are served: crosstabs keeps counts in memory by
   database setting and survey id, both the same again here, with the highest response
@@ -91,8 +94,8 @@ class State:
     schema: str
     #: Every table, each after the tables it refers to.
     tables: tuple[str, ...]
-    #: For each table, those that must be emptied with it: it and those referring to it.
-    emptied_with: dict[str, frozenset[str]]
+    #: For each table, the tables referring to it.
+    referrers: dict[str, frozenset[str]]
     #: The rows of the tables that have some (``COPY``'s text), and their digests.
     rows: dict[str, bytes]
     digests: dict[str, str]
@@ -118,7 +121,7 @@ class State:
         return cls(
             schema=_one(conn, CATALOGUE),
             tables=tables,
-            emptied_with={name: _closure(name, referring) for name in tables},
+            referrers={name: frozenset(referring.get(name, ())) for name in tables},
             rows=rows,
             digests=digests,
             sequences=(
@@ -152,15 +155,13 @@ def _one(conn: psycopg.Connection, sql: str) -> str:
     return str(found[0])
 
 
-def _closure(table: str, referring: dict[str, set[str]]) -> frozenset[str]:
-    found = {table}
-    waiting = [table]
-    while waiting:
-        for child in referring.get(waiting.pop(), ()):
-            if child not in found:
-                found.add(child)
-                waiting.append(child)
-    return frozenset(found)
+def _truncatable(changed: set[str], referrers: dict[str, frozenset[str]]) -> set[str]:
+    """The most of the ``changed`` tables one ``TRUNCATE`` may empty: those that only
+    tables it empties too refer to."""
+    kept = set(changed)
+    while left_out := {name for name in kept if not referrers[name] <= kept}:
+        kept -= left_out
+    return kept
 
 
 class Unusable(Exception):
@@ -198,14 +199,8 @@ class WorkerDatabase:
             schema, busy, *changed = found
             if schema != self.template.schema or busy:
                 raise Unusable(f"schema changed: {schema != self.template.schema}, busy: {busy}")
-            emptied = set().union(
-                *(
-                    self.template.emptied_with[name]
-                    for name, dirty in zip(self.template.tables, changed, strict=True)
-                    if dirty
-                )
-            )
-            _put(conn, self.template, emptied)
+            dirty = {name for name, was in zip(self.template.tables, changed, strict=True) if was}
+            _put(conn, self.template, dirty)
 
     def snapshot(self) -> State:
         """What the database holds now, to ``load`` again into a later test's."""
@@ -220,12 +215,18 @@ class WorkerDatabase:
 
 
 def _put(conn: psycopg.Connection, state: State, emptied: set[str]) -> None:
-    """Empty the tables ``emptied`` and load ``state``'s rows into them, in one
-    transaction; set every sequence as ``state`` has it."""
+    """Empty the tables ``emptied`` and load ``state``'s rows into them, and set every
+    sequence as ``state`` has it, in one transaction. Foreign keys are not checked
+    meanwhile (``session_replication_role``): every table that changed is emptied and
+    loaded, so they hold again when it ends."""
+    truncated = _truncatable(emptied, state.referrers)
     with conn.transaction():
         conn.execute("SET LOCAL lock_timeout = '5s'")
-        if emptied:
-            conn.execute(f"TRUNCATE {', '.join(sorted(emptied))}")
+        conn.execute("SET LOCAL session_replication_role = replica")
+        if truncated:
+            conn.execute(f"TRUNCATE {', '.join(sorted(truncated))}")
+        for name in sorted(emptied - truncated):
+            conn.execute(f"DELETE FROM {name}")
         for name in state.tables:
             if name in emptied and name in state.rows:
                 with conn.cursor().copy(f"COPY {name} FROM STDIN") as copy:
