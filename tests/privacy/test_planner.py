@@ -2,7 +2,6 @@
 (and one respondent fewer does not), checked against independent SciPy formulas and the
 real estimators; ε for a given n; simulations at the planned n."""
 
-import functools
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -303,26 +302,18 @@ def test_simulated_number_surveys_at_the_planned_n_meet_the_target(name: str) ->
     assert within / surveys >= 0.92
 
 
-@functools.cache
-def auto_number_mechanism(epsilon: Fraction) -> Mechanism:
-    """Auto's mechanism for a number in 0-50, each made once for the planner and the
-    scans below (a piecewise design takes 40 ms to choose: 8 s a scan)."""
-    return number_mechanism(0, 50, epsilon)
-
-
-@functools.cache
-def needed(thousandths: int) -> int:
-    """The planner's n for ±2 at ε = ``thousandths`` / 1000."""
-    return required_sample_size(2.0, 0.95, auto_number_mechanism(Fraction(thousandths, 1000)))
-
-
-@pytest.mark.xdist_group("auto-number-scan")  # one process, one cache
 @pytest.mark.parametrize("n", [900, 1_000, 1_300, 1_400, 5_000])
 def test_epsilon_for_sample_size_across_auto_switching_mechanism(n: int) -> None:
     """Auto for numbers switches from Duchi to Laplace near ε = 2.3, where the planner's
     worst-case n jumps up: the answer is still the smallest sufficient thousandth (checked
     against a full scan of the hundredths and the thousandths just below)."""
-    make = auto_number_mechanism
+
+    def make(epsilon: Fraction) -> Mechanism:
+        return number_mechanism(0, 50, epsilon)
+
+    def needed(thousandths: int) -> int:
+        return required_sample_size(2.0, 0.95, make(Fraction(thousandths, 1000)))
+
     epsilon = epsilon_for_sample_size(n, 2.0, 0.95, make)
     first_hundredth = next((m for m in range(10, 10_001, 10) if needed(m) <= n), None)
     if first_hundredth is None:
