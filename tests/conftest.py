@@ -2,7 +2,8 @@
 researcher, the mixed survey, the database as an auditor reads it, and a hand-moved clock.
 
 ``app`` runs once per storage backend (the ``backend`` parameter): on a SQLite file, and
-on a database of its own in a throwaway PostgreSQL cluster (tests/support/postgresql.py).
+on a database in a throwaway PostgreSQL cluster (tests/support/postgresql.py), one per
+test process, reset between tests (tests/support/worker_database.py).
 A test that checks SQLite's own files (its WAL, file modes, the online backup) is marked
 ``sqlite_only`` and runs on SQLite alone.
 
@@ -12,8 +13,6 @@ test modules that use them; this file holds fixtures only.
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from survey_app.storage.backends import Database
 from survey_app.storage.database import create_owner_only_file
 from survey_app.storage.surveys import store_survey
 from survey_app.web.database_session import get_db
+from tests.support.compiled_rules import compile_rules_once
 from tests.support.examples import EXAMPLE, MIXED
 from tests.support.postgresql import (  # noqa: F401 (fixtures offered to every test)
     BACKENDS,
@@ -38,7 +38,8 @@ from tests.support.postgresql import (  # noqa: F401 (fixtures offered to every 
     postgresql_cluster,
 )
 from tests.support.researchers import PASSWORD, Clock, log_in
-from tests.support.stored import StoredState, opened
+from tests.support.stored import StoredState, copy_sqlite_file, opened
+from tests.support.worker_database import State, WorkerDatabase
 
 
 class CompiledTemplates(jinja2.BytecodeCache):
@@ -64,6 +65,7 @@ COMPILED_TEMPLATES = CompiledTemplates()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    compile_rules_once()
     config.addinivalue_line(
         "markers",
         "both_backends: a slow or browser test run on PostgreSQL too (flows that store, "
@@ -178,18 +180,24 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(scope="session")
+def worker_database(postgresql_cluster: Cluster, example_postgresql: str) -> WorkerDatabase:  # noqa: F811
+    """This test process's PostgreSQL database for the apps, reset to the example database
+    before each test (tests/support/worker_database.py)."""
+    return WorkerDatabase(postgresql_cluster, example_postgresql)
+
+
 @pytest.fixture
-def app(
-    backend: str, copy_database: Callable[[str], str], request: pytest.FixtureRequest
-) -> Iterator[Flask]:
-    """A fresh app on its own database: the example survey, no response, no account."""
+def app(backend: str, copy_database: Callable[[str], str], request: pytest.FixtureRequest) -> Flask:
+    """A fresh app on its own database: the example survey, no response, no account.
+
+    On SQLite a copy of the example database; on PostgreSQL this test process's database,
+    put back as the example database was (``worker_database``).
+    """
     if backend == "sqlite":
-        yield make_app(copy_database(str(request.getfixturevalue("example_database"))))
-        return
-    setting = copy_database(request.getfixturevalue("example_postgresql"))
-    yield make_app(setting)
-    cluster: Cluster = request.getfixturevalue("postgresql_cluster")
-    cluster.release_database(setting)
+        return make_app(copy_database(str(request.getfixturevalue("example_database"))))
+    worker: WorkerDatabase = request.getfixturevalue("worker_database")
+    return make_app(worker.clean())
 
 
 @pytest.fixture(scope="session")
@@ -209,14 +217,57 @@ def copy_database(
             return cluster.copy_database(setting)
         path = tmp_path_factory.mktemp("db") / "survey.db"
         create_owner_only_file(path)
-        with (
-            contextlib.closing(sqlite3.connect(setting)) as source,
-            contextlib.closing(sqlite3.connect(path)) as target,
-        ):
-            source.backup(target)
+        copy_sqlite_file(setting, path)
         return str(path)
 
     return copy
+
+
+@pytest.fixture(scope="module")
+def built_states() -> dict[tuple[str, str], str | State]:
+    """What ``built_once`` kept in this module, by builder and backend."""
+    return {}
+
+
+@pytest.fixture
+def built_once(
+    app: Flask,
+    backend: str,
+    built_states: dict[tuple[str, str], str | State],
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+) -> Callable[[Callable[[Flask], object]], Flask]:
+    """``build(app)`` once per module and backend: what a module's tests all read (thousands
+    of responses, each stored in a transaction of its own, took 1 s a test on SQLite and
+    3-4 s on PostgreSQL). The first test's app builds it; every later test's database
+    gets what that left, written over it in place (the setting unchanged, so a fixture
+    that opened it sees it too): SQLite's backup API, or PostgreSQL's tables emptied and
+    loaded (``worker_database``). Whatever the database held is replaced, so a fixture
+    that stores something else (an account) must come after the build."""
+
+    def once(build: Callable[[Flask], object]) -> Flask:
+        key = (build.__qualname__, backend)
+        setting = app.config["DATABASE"]
+        worker: WorkerDatabase | None = (
+            request.getfixturevalue("worker_database") if backend == "postgresql" else None
+        )
+        kept = built_states.get(key)
+        if kept is None:
+            build(app)
+            if worker is not None:
+                built_states[key] = worker.snapshot()
+            else:
+                path = str(tmp_path_factory.mktemp("built") / "survey.db")
+                copy_sqlite_file(setting, path)
+                built_states[key] = path
+        elif isinstance(kept, State):
+            assert worker is not None
+            worker.load(kept)
+        else:
+            copy_sqlite_file(kept, setting)
+        return app
+
+    return once
 
 
 @pytest.fixture

@@ -188,27 +188,12 @@ def simulate_responses(app: Flask, n: int = RESPONSES, seed: int = 20261121) -> 
             )
 
 
-@pytest.fixture(scope="module")
-def simulated_templates() -> dict[str, str]:
-    """The database the first ``simulated`` test of each backend kept for the others."""
-    return {}
-
-
 @pytest.fixture
-def simulated(
-    studied: Flask,
-    backend: str,
-    simulated_templates: dict[str, str],
-    copy_database: Callable[[str], str],
-) -> Flask:
-    """The studied survey with RESPONSES simulated respondents. They are stored once per
-    module and backend (4,000 ``record_response`` calls took 7-15 s) and each test's app
-    moves to a copy of that database, which ``studied`` left in the state it builds."""
-    if backend not in simulated_templates:
-        simulate_responses(studied)
-        simulated_templates[backend] = copy_database(studied.config["DATABASE"])
-    studied.config["DATABASE"] = copy_database(simulated_templates[backend])
-    return studied
+def simulated(studied: Flask, built_once: Callable[[Callable[[Flask], None]], Flask]) -> Flask:
+    """The studied survey with RESPONSES simulated respondents, stored once per module and
+    backend (4,000 ``record_response`` calls took 7-15 s): ``studied`` left the state it
+    builds under them."""
+    return built_once(simulate_responses)
 
 
 def stored_rows(database: Database) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pyreadstat
@@ -38,7 +39,12 @@ def _answers(number: int) -> dict[str, str]:
 
 
 @pytest.fixture
-def answered(app: Flask) -> Flask:
+def answered(built_once: Callable[[Callable[[Flask], None]], Flask]) -> Flask:
+    return built_once(answer)
+
+
+def answer(app: Flask) -> None:
+    """The survey stored and answered by RESPONDENTS respondents, once per module."""
     with app.app_context():
         survey = store_survey(get_db(), parse_definition(EXAMPLE.read_text(), EXAMPLE.name))
     assert [q.mechanism.name for q in survey.questions[1:3]] == [
@@ -51,7 +57,6 @@ def answered(app: Flask) -> Flask:
             f"/s/{SLUG}", data={**fresh_form(respondent, SLUG), **_answers(number)}
         )
         assert response.status_code == 200
-    return app
 
 
 def test_the_page_asks_each_scale_as_its_labels_in_order(app: Flask) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 
 import pytest
 from flask import Flask
@@ -30,7 +31,12 @@ RESPONDENTS = 40
 
 
 @pytest.fixture
-def answered(app: Flask) -> Flask:
+def answered(built_once: Callable[[Callable[[Flask], None]], Flask]) -> Flask:
+    return built_once(answer)
+
+
+def answer(app: Flask) -> None:
+    """The survey stored and answered by RESPONDENTS respondents, once per module."""
     with app.app_context():
         survey = store_survey(get_db(), parse_definition(SURVEY))
     assert survey.questions[0].mechanism.name == "subset_selection"  # auto's pick
@@ -40,7 +46,6 @@ def answered(app: Flask) -> Flask:
         response = respondent.post(f"/s/{SLUG}", data={**fresh_form(respondent, SLUG), **answers})
         assert response.status_code == 200
         assert "A set of 2 options is stored" in response.get_data(as_text=True)
-    return app
 
 
 def test_the_dashboard_planner_and_plot(answered: Flask, logged_in: FlaskClient) -> None:

@@ -6,6 +6,7 @@ the mechanism's p and 1 - p."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -38,7 +39,11 @@ INTERCEPT, SECOND_YEAR = -1.0, 1.2
 
 
 @pytest.fixture
-def simulated(app: Flask) -> Flask:
+def simulated(built_once: Callable[[Callable[[Flask], None]], Flask]) -> Flask:
+    return built_once(simulate)
+
+
+def simulate(app: Flask) -> None:
     """Respondents whose true cannabis tick follows the logistic model in year, the other
     options ticked at random; randomized by the question's own seeded ``simulate``."""
     rng = np.random.default_rng(20261126)
@@ -55,7 +60,6 @@ def simulated(app: Flask) -> Flask:
         for i in range(RESPONSES):
             report = (int(reports[i][0]), int(reports[i][1]))
             record_response(db, survey, {"year": int(year[i]), "used": report}, f"t-{i}")
-    return app
 
 
 def stored(app: Flask) -> Survey:

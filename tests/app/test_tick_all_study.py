@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
@@ -43,7 +44,12 @@ def ticks(number: int) -> dict[str, str]:
 
 
 @pytest.fixture
-def answered(app: Flask) -> Flask:
+def answered(built_once: Callable[[Callable[[Flask], None]], Flask]) -> Flask:
+    return built_once(answer)
+
+
+def answer(app: Flask) -> None:
+    """The survey stored and answered by RESPONDENTS respondents, once per module."""
     with app.app_context():
         survey = store_survey(get_db(), parse_definition(SURVEY))
     assert survey.questions[0].mechanism.name == "sampled_option"
@@ -52,7 +58,6 @@ def answered(app: Flask) -> Flask:
         answers = {**ticks(number), "year": f"{number % 2}"}
         response = respondent.post(f"/s/{SLUG}", data={**fresh_form(respondent, SLUG), **answers})
         assert response.status_code == 200
-    return app
 
 
 def test_the_tallies_agree_with_a_recount_and_every_report_is_counted_once(

@@ -6,8 +6,10 @@ a Unix socket in that folder only (no port to collide with another run) and is s
 and removed at the end of the session. PostgreSQL refuses to run as root, so as root (CI,
 this machine) the cluster runs as the ``postgres`` user the package creates.
 
-Each test gets a database of its own in the one cluster (``CREATE DATABASE`` takes a few
-milliseconds); a test asking for ``database_url`` runs once per backend.
+A test asking for ``database_url`` or ``new_database`` gets a new database in the one
+cluster (``CREATE DATABASE`` takes a few milliseconds) and runs once per backend; the
+apps of ``app`` share one database per test process, reset between tests
+(tests/support/worker_database.py).
 """
 
 from __future__ import annotations

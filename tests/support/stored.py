@@ -8,6 +8,7 @@ Only the catalogue (which tables, which columns) differs by backend, and only he
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import subprocess
@@ -43,6 +44,16 @@ def opened(setting: str) -> Iterator[Database]:
         yield db
     finally:
         db.conn.close()
+
+
+def copy_sqlite_file(source: str | Path, target: str | Path) -> None:
+    """Write the SQLite database at ``source`` over the one at ``target`` (or a new file),
+    with SQLite's backup API: the source's connection may still hold pages in its WAL."""
+    with (
+        contextlib.closing(sqlite3.connect(source)) as reading,
+        contextlib.closing(sqlite3.connect(target)) as writing,
+    ):
+        reading.backup(writing)
 
 
 def rows(
