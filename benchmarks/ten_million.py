@@ -296,12 +296,17 @@ def store_totals(db: backends.Database, survey: Survey, totals: dict[str, dict[s
         )
 
 
-def database_size(url: str) -> int:
+def one_number(url: str, sql: str) -> int:
+    """The one number ``sql`` reads from the database at ``url``, on a connection of its own."""
     db = postgresql.connect(url)
     try:
-        return int(db.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+        return int(db.execute(sql).fetchone()[0])
     finally:
         db.conn.close()
+
+
+def database_size(url: str) -> int:
+    return one_number(url, "SELECT pg_database_size(current_database())")
 
 
 def load(cluster: KeptCluster, name: str, responses: int, seed: int) -> dict[str, Any]:
@@ -558,24 +563,16 @@ def measure(cluster: KeptCluster, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def count_responses(url: str) -> int:
-    db = postgresql.connect(url)
-    try:
-        return int(db.execute("SELECT count(*) FROM responses").fetchone()[0])
-    finally:
-        db.conn.close()
+    return one_number(url, "SELECT count(*) FROM responses")
 
 
 def joint_counts_complete(url: str) -> bool:
     """Whether every sensitive question's kept joint counts hold every response (false on
     a database loaded before they existed, until ``recount`` rebuilt them)."""
-    db = postgresql.connect(url)
-    try:
-        missing = db.execute(
-            "SELECT count(*) FROM questions WHERE sensitive = 1 AND joint_tallies_complete IS NULL"
-        ).fetchone()[0]
-        return int(missing) == 0
-    finally:
-        db.conn.close()
+    missing = (
+        "SELECT count(*) FROM questions WHERE sensitive = 1 AND joint_tallies_complete IS NULL"
+    )
+    return one_number(url, missing) == 0
 
 
 def summary(result: dict[str, Any]) -> dict[str, Any]:

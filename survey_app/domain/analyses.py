@@ -132,7 +132,7 @@ def outcome_questions(survey: Survey) -> tuple[Question, ...]:
 
 def plain_questions(survey: Survey) -> tuple[Question, ...]:
     """The questions stored as given, which can define groups or be covariates."""
-    return tuple(q for q in survey.questions if not q.sensitive)
+    return survey.plain_questions
 
 
 def _in_category(question: Question, stored: Stored, option: int | None) -> bool:

@@ -49,12 +49,10 @@ from survey_app.storage.surveys import Question, Survey
 JOINT_CELLS_LIMIT = 1_000_000
 # A sensitive number's reports spread beyond its range by the noise: a guess for sizing.
 _NUMBER_SPREAD = 4
+_KEPT_COUNTS = "SELECT combination, n FROM joint_tallies WHERE survey_id = ? AND question_id = ?"
+_ROWS_AFTER = "SELECT id, answers FROM responses WHERE survey_id = ? AND id > ?"
 
 Combination = tuple[Stored, ...]
-
-
-def plain_questions(survey: Survey) -> tuple[Question, ...]:
-    return tuple(q for q in survey.questions if not q.sensitive)
 
 
 def expected_cells(survey: Survey, question: Question) -> int:
@@ -62,7 +60,7 @@ def expected_cells(survey: Survey, question: Question) -> int:
     as far as the definition says (a skip or a question that did not apply is one more
     value of each)."""
     cells = _values(question) + 1
-    for plain in plain_questions(survey):
+    for plain in survey.plain_questions:
         cells *= _values(plain) + 1
     return cells
 
@@ -98,7 +96,7 @@ def combination_key(values: Iterable[Stored]) -> str:
 def add_to_joint_tallies(db: Database, survey: Survey, stored: Mapping[str, Stored]) -> None:
     """Add one response (``stored``: each question's value as stored); call inside its
     write transaction."""
-    plain = [stored[q.key] for q in plain_questions(survey)]
+    plain = [stored[q.key] for q in survey.plain_questions]
     rows = [
         (survey.id, q.id, combination_key([*plain, stored[q.key]]))
         for q in survey.sensitive_questions
@@ -125,11 +123,11 @@ def joint_counts_kept(
     source = next((q for q in candidates if _complete(survey, q)), None)
     if source is None:
         return None
-    held = [q.key for q in plain_questions(survey)] + [source.key]
+    held = [q.key for q in survey.plain_questions] + [source.key]
     where = [held.index(key) for key in keys]
     counts: Counter[Combination] = Counter()
     for combination, n in db.execute(
-        "SELECT combination, n FROM joint_tallies WHERE survey_id = ? AND question_id = ?",
+        _KEPT_COUNTS,
         [survey.id, source.id],
     ):
         values = json.loads(combination)
@@ -185,15 +183,12 @@ def rebuild(db: Database, survey: Survey) -> JointRecount:
     return JointRecount(matched)
 
 
-_ROWS_AFTER = "SELECT id, answers FROM responses WHERE survey_id = ? AND id > ?"
-
-
 def _count(
     survey: Survey, questions: Sequence[Question], rows: Iterable[tuple[int, str]]
 ) -> tuple[dict[int, Counter[str]], int]:
     """Each question's counts over ``rows``, and the last id among them (one JSON parse
     per response, whatever the number of questions)."""
-    plain = [q.key for q in plain_questions(survey)]
+    plain = [q.key for q in survey.plain_questions]
     counts: dict[int, Counter[str]] = {q.id: Counter() for q in questions}
     last_id = 0
     for response_id, answers in rows:
@@ -210,7 +205,7 @@ def _replace(db: Database, survey: Survey, question: Question, counts: Counter[s
     whether they were equal (None: not complete before, so not compared)."""
     before = dict(
         db.execute(
-            "SELECT combination, n FROM joint_tallies WHERE survey_id = ? AND question_id = ?",
+            _KEPT_COUNTS,
             [survey.id, question.id],
         ).fetchall()
     )

@@ -211,6 +211,11 @@ class Survey:
         return tuple(question for question in self.questions if question.sensitive)
 
     @property
+    def plain_questions(self) -> tuple[Question, ...]:
+        """The questions stored as given (covariates, groups)."""
+        return tuple(question for question in self.questions if not question.sensitive)
+
+    @property
     def epsilon_total(self) -> float:
         """What answering the whole survey costs one respondent (basic composition)."""
         return sum(question.epsilon for question in self.questions)
