@@ -31,6 +31,8 @@ def test_the_wheel_carries_templates_scripts_catalogs_and_examples(tmp_path: Pat
     """Built from a copy of the checkout: the build compiles the catalogs in the tree it
     builds, with its own Babel, whose bytes may differ from the checkout's (and
     ``test_compiled_catalog_is_current``, run later in the suite, would then fail)."""
+    catalogs = sorted((ROOT / "survey_app" / "translations").glob("*/LC_MESSAGES/messages.mo"))
+    before = [path.read_bytes() for path in catalogs]
     source = tmp_path / "source"
     shutil.copytree(ROOT, source, ignore=NOT_SOURCES)
     subprocess.run(
@@ -39,6 +41,7 @@ def test_the_wheel_carries_templates_scripts_catalogs_and_examples(tmp_path: Pat
         check=True,
         capture_output=True,
     )
+    assert [path.read_bytes() for path in catalogs] == before  # the checkout's, untouched
     [wheel] = tmp_path.glob("survey_app-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {

@@ -313,6 +313,14 @@ def test_a_nul_character_anywhere_is_refused_and_stores_nothing(
     assert client.post("/login", data={"username": "a\x00", "password": "p"}).status_code == 400
 
 
+def test_a_too_large_field_sent_where_no_route_is_gets_404(client: FlaskClient) -> None:
+    """The NUL check reads no form of a request no route takes: a field larger than forms
+    hold, sent to a wrong address (a trailing slash), is the 404 it would be without it,
+    not the 400 reading it gives (found by the property test above)."""
+    fields = {**fresh_form(client), KEYS[0]: "y" * HUGE}
+    assert client.post(f"/s/{SLUG}/", data=fields).status_code == 404
+
+
 def test_field_names_are_escaped_in_the_refusal(client: FlaskClient) -> None:
     """form_problems() quotes the unexpected field's name back: it must arrive as text."""
     name = "<script>alert(1)</script>"
